@@ -1,0 +1,108 @@
+# netreserve: a per-network-device emergency memory reserve for Linux 6.1.
+# `make help` lists the targets.
+
+SHELL := /bin/bash
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+KSRC := $(BUILD)/linux
+KOUT := $(BUILD)/kernel
+STOCK_SRC := $(BUILD)/linux-stock
+STOCK_OUT := $(BUILD)/kernel-stock
+DEBUG_OUT := $(BUILD)/kernel-debug
+BZIMAGE := $(KOUT)/arch/x86/boot/bzImage
+INITRAMFS := $(BUILD)/initramfs.cpio
+GUEST_BIN := $(BUILD)/guest-bin
+FRAGMENTS := tests/config/base.config tests/config/network.config tests/config/test.config
+BOOT := tests/qemu/boot.sh
+
+DEB_PACKAGES := linux-source-6.1 qemu-system-x86 busybox-static iproute2 ethtool \
+	gcc make flex bison bc libelf-dev libssl-dev cpio ccache libmnl-dev \
+	pkg-config python3 git rsync kmod dwarves xz-utils
+
+GUEST_PROGS := $(patsubst tests/progs/%.c,$(GUEST_BIN)/%,$(wildcard tests/progs/*.c))
+
+.PHONY: help deps tree export kernel stock-kernel debug-kernel initramfs guest-progs \
+	check check-series guest-check harness-selftest run guest-run shell clean distclean
+
+help:
+	@echo "make run          build everything and show the feature in a QEMU guest"
+	@echo "make check        build everything and run every test suite"
+	@echo "make deps         install the Debian packages this needs (apt)"
+	@echo "make tree         extract linux-source-6.1 to build/linux and apply the series"
+	@echo "make export       write build/linux's commits back to the series folders"
+	@echo "make kernel       build the patched test kernel (build/kernel)"
+	@echo "make stock-kernel build stock 6.1 with the same configuration (build/kernel-stock)"
+	@echo "make debug-kernel build the patched kernel with tests/config/debug.config"
+	@echo "make initramfs    build the guest's initramfs"
+	@echo "make check-series checkpatch and build each patch of the series in turn"
+	@echo "make guest-run SCRIPT=FILE   run FILE as root in the guest"
+	@echo "make shell        an interactive root shell in the guest"
+	@echo "make clean        remove outputs (keeps build/linux and ccache); distclean: all of build/"
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then echo "deps: all packages present"; else \
+		echo "deps: installing $$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+tree: deps
+	@scripts/tree.sh
+
+export:
+	@scripts/export.sh
+
+kernel: tree
+	@scripts/build-kernel.sh $(KSRC) $(KOUT) $(FRAGMENTS)
+
+debug-kernel: tree
+	@scripts/build-kernel.sh $(KSRC) $(DEBUG_OUT) $(FRAGMENTS) tests/config/debug.config
+
+# Stock 6.1: a worktree of the pristine commit, same configuration.
+stock-kernel: tree
+	@if [ ! -d $(STOCK_SRC) ]; then \
+		echo "stock-kernel: checking out the pristine source in $(STOCK_SRC)"; \
+		git -C $(KSRC) worktree add -f --detach $(STOCK_SRC) pristine >/dev/null; fi
+	@scripts/build-kernel.sh $(STOCK_SRC) $(STOCK_OUT) $(FRAGMENTS)
+
+$(GUEST_BIN)/%: tests/progs/%.c
+	@mkdir -p $(GUEST_BIN)
+	gcc -static -O2 -Wall -Wextra -Werror -o $@ $<
+
+guest-progs: $(GUEST_PROGS)
+
+initramfs: tree guest-progs
+	@scripts/initramfs.sh $(INITRAMFS)
+
+guest-check: kernel initramfs
+	@$(BOOT) --mode check --log $(BUILD)/logs/check.log
+
+harness-selftest: kernel initramfs
+	@tests/harness-selftest.sh
+
+check: kernel initramfs
+	@scripts/check.sh \
+		"guest=$(BOOT) --mode check --log $(BUILD)/logs/check.log" \
+		"harness=tests/harness-selftest.sh"
+
+check-series: tree
+	@scripts/check-series.sh
+
+run: kernel initramfs
+	@$(BOOT) --mode run --log $(BUILD)/logs/run.log --timeout 600
+
+guest-run: kernel initramfs
+	@[ -n "$(SCRIPT)" ] || { echo "guest-run: say which script: make guest-run SCRIPT=FILE" >&2; exit 2; }
+	@$(BOOT) --mode script --script "$(SCRIPT)" --log $(BUILD)/logs/guest-run.log
+
+shell: kernel initramfs
+	@$(BOOT) --mode shell
+
+clean:
+	rm -rf $(KOUT) $(STOCK_OUT) $(DEBUG_OUT) $(GUEST_BIN) $(INITRAMFS) $(BUILD)/logs $(BUILD)/tools \
+		$(BUILD)/passwd $(BUILD)/group
+
+distclean:
+	rm -rf $(BUILD)

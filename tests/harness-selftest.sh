@@ -1,0 +1,34 @@
+#!/bin/bash
+# The harness tests itself: a failing guest test and a kernel WARNING must
+# each turn a run red.  Prints one result line per check and the summary.
+set -uo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+boot=$top/tests/qemu/boot.sh
+passed=0 failed=0
+
+result() {
+	if [ "$1" = 0 ]; then
+		echo "    ok: harness: $2"
+		passed=$((passed + 1))
+	else
+		echo "    FAIL: harness: $2"
+		failed=$((failed + 1))
+	fi
+}
+
+echo "=== harness self-test: a failing guest test fails the run"
+log=$top/build/logs/selftest-failing.log
+"$boot" --tests /tests/selftest/failing --log "$log" --timeout 300 >/dev/null 2>&1
+rc=$?
+[ "$rc" != 0 ] && tr -d '\r' <"$log" | grep -q '^1 passed, 1 failed$'
+result $? "a failing test gives a non-zero exit (got $rc) and '1 passed, 1 failed'"
+
+echo "=== harness self-test: a kernel WARNING fails the run"
+log=$top/build/logs/selftest-warn.log
+"$boot" --mode script --script "$top/tests/guest-selftest/warn.sh" --log "$log" --timeout 300 >/dev/null 2>&1
+rc=$?
+[ "$rc" != 0 ] && grep -q 'WARNING:' "$log" && ! grep -q 'still alive after the WARNING' "$log"
+result $? "a kernel WARNING gives a non-zero exit (got $rc) and shows in the log"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

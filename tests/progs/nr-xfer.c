@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nr-xfer: move a known byte pattern over TCP or UDP and check it arrived.
+ *
+ *   nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S]
+ *   nr-xfer send tcp|udp ADDR PORT BYTES
+ *
+ * The receiver listens on all IPv6 and IPv4 addresses, checks every byte
+ * against the pattern and prints "received N bytes".  It exits 0 when TCP
+ * brought all BYTES, or when UDP brought at least one datagram and nothing
+ * corrupt (UDP may lose datagrams), 1 otherwise.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define CHUNK 1400
+
+static unsigned char pattern_at(unsigned long off)
+{
+	return (unsigned char)(off * 2654435761UL >> 13);
+}
+
+static int die(const char *what)
+{
+	fprintf(stderr, "nr-xfer: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
+{
+	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
+	struct timeval tv = { .tv_sec = timeout };
+	unsigned long got = 0, bad = 0, i;
+	unsigned char buf[65536];
+	int fd, conn, one = 1;
+	ssize_t n;
+
+	addr.sin6_port = htons(atoi(port));
+	addr.sin6_addr = in6addr_any;
+	fd = socket(AF_INET6, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+	if (fd < 0)
+		return die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)))
+		return die("bind");
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	conn = fd;
+	if (tcp) {
+		if (listen(fd, 1))
+			return die("listen");
+		conn = accept(fd, NULL, NULL);
+		if (conn < 0)
+			return die("accept");
+		setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	}
+	while (got < want) {
+		n = recv(conn, buf, sizeof(buf), 0);
+		if (n <= 0)
+			break;
+		/* UDP datagrams carry their offset in the first 8 bytes. */
+		if (!tcp) {
+			unsigned long off;
+
+			if (n < 8) {
+				bad++;
+				continue;
+			}
+			memcpy(&off, buf, 8);
+			for (i = 8; i < (unsigned long)n; i++)
+				bad += buf[i] != pattern_at(off + i);
+		} else {
+			for (i = 0; i < (unsigned long)n; i++)
+				bad += buf[i] != pattern_at(got + i);
+		}
+		got += n;
+	}
+	printf("received %lu bytes, %lu corrupt\n", got, bad);
+	if (bad)
+		return 1;
+	return tcp ? got != want : got == 0;
+}
+
+static int do_send(int tcp, const char *host, const char *port,
+		   unsigned long want)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	unsigned long off = 0, i, len;
+	unsigned char buf[CHUNK];
+	struct sockaddr *sa;
+	socklen_t salen;
+	int fd;
+
+	if (inet_pton(AF_INET, host, &a4.sin_addr) == 1) {
+		a4.sin_port = htons(atoi(port));
+		sa = (struct sockaddr *)&a4;
+		salen = sizeof(a4);
+	} else if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1) {
+		a6.sin6_port = htons(atoi(port));
+		sa = (struct sockaddr *)&a6;
+		salen = sizeof(a6);
+	} else {
+		fprintf(stderr, "nr-xfer: '%s' is not an IP address\n", host);
+		return 2;
+	}
+	fd = socket(sa->sa_family, tcp ? SOCK_STREAM : SOCK_DGRAM, 0);
+	if (fd < 0)
+		return die("socket");
+	if (connect(fd, sa, salen))
+		return die("connect");
+	while (off < want) {
+		len = want - off < CHUNK ? want - off : CHUNK;
+		if (tcp) {
+			for (i = 0; i < len; i++)
+				buf[i] = pattern_at(off + i);
+		} else {
+			memcpy(buf, &off, 8);
+			for (i = 8; i < len; i++)
+				buf[i] = pattern_at(off + i);
+			/* Pace UDP a little so a slow guest can keep up. */
+			usleep(200);
+		}
+		if (send(fd, buf, len, 0) != (ssize_t)len)
+			return die("send");
+		off += len;
+	}
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int tcp;
+
+	if (argc < 5)
+		goto usage;
+	tcp = !strcmp(argv[2], "tcp");
+	if (!tcp && strcmp(argv[2], "udp"))
+		goto usage;
+	if (!strcmp(argv[1], "recv"))
+		return do_recv(tcp, argv[3], strtoul(argv[4], NULL, 0),
+			       argc > 5 ? atoi(argv[5]) : 10);
+	if (!strcmp(argv[1], "send") && argc == 6)
+		return do_send(tcp, argv[3], argv[4], strtoul(argv[5], NULL, 0));
+usage:
+	fprintf(stderr, "usage: nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S]\n"
+			"       nr-xfer send tcp|udp ADDR PORT BYTES\n");
+	return 2;
+}

@@ -1,0 +1,210 @@
+#!/bin/bash
+# Boot the test kernel under QEMU and carry the guest's exit status out.
+#
+#   boot.sh [options]
+#     --kernel FILE     bzImage (default build/kernel/arch/x86/boot/bzImage)
+#     --initrd FILE     initramfs (default build/initramfs.cpio)
+#     --mode MODE       check | run | script | shell (default check)
+#     --script FILE     with --mode script: the script to run as root
+#     --tests DIR       with --mode check: the guest folder of tests to run
+#     --topology T      single (one guest, e1000 <-> virtio-net back to back)
+#                       or pair (client and server guests, e1000 <-> e1000 and
+#                       virtio-net <-> virtio-net)
+#     --mem MB          guest memory (default 512; with pair, the client's)
+#     --timeout S       hard limit for the whole run (default 900)
+#     --log FILE        console log (default build/logs/<mode>.log)
+#     --append ARGS     extra kernel command line
+#
+# Environment: NETRESERVE_KVM=1 uses KVM instead of TCG; VERBOSE=1 shows the
+# kernel's own console messages as well as the tests' output.
+#
+# The exit status is the guest's (written by /init to its second serial port,
+# the success channel); 124 on timeout; 1 when the guest did not report or
+# the console shows a kernel BUG, WARNING, oops, KASAN, lockdep or hung task.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+kernel=$top/build/kernel/arch/x86/boot/bzImage
+initrd=$top/build/initramfs.cpio
+mode=check script= tests= topology=single mem=512 timeout=900 log= append=
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) kernel=$2; shift ;;
+	--initrd) initrd=$2; shift ;;
+	--mode) mode=$2; shift ;;
+	--script) script=$2; shift ;;
+	--tests) tests=$2; shift ;;
+	--topology) topology=$2; shift ;;
+	--mem) mem=$2; shift ;;
+	--timeout) timeout=$2; shift ;;
+	--log) log=$2; shift ;;
+	--append) append=$2; shift ;;
+	*) echo "boot.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+for f in "$kernel" "$initrd"; do
+	[ -r "$f" ] || { echo "boot.sh: $f is missing (make kernel initramfs)" >&2; exit 2; }
+done
+if [ "$mode" = script ]; then
+	[ -r "$script" ] || { echo "boot.sh: script '$script' is not readable" >&2; exit 2; }
+fi
+mkdir -p "$top/build/logs"
+log=${log:-$top/build/logs/$mode.log}
+run_dir=$(mktemp -d "$top/build/logs/run.XXXXXX")
+trap 'rm -rf "$run_dir"' EXIT
+
+accel=(-accel tcg,thread=multi -cpu max)
+if [ "${NETRESERVE_KVM:-0}" = 1 ]; then
+	accel=(-accel kvm -cpu host)
+fi
+
+# Free UDP ports on the loopback for the -netdev socket links, asked of the
+# kernel so that parallel runs never collide.
+free_udp_ports()
+{
+	python3 -c '
+import socket, sys
+socks = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
+}
+
+# The kernel reports anything that must fail the run with one of these.
+bad_console='(WARNING:|BUG:|Oops|Kernel panic|KASAN:|UBSAN:|kmemleak: [0-9]+ new suspected|possible (recursive|circular) locking|INFO: task .* blocked|soft lockup|hard LOCKUP|Call Trace:)'
+
+cmdline="console=ttyS0 qemu_fw_cfg.ioport=12@0x510:0:1:4 reboot=t panic=-1 panic_on_warn=1 oops=panic softlockup_panic=1 hung_task_panic=1 nmi_watchdog=panic loglevel=7 nrmode=$mode"
+[ -n "$tests" ] && cmdline+=" nrtests=$tests"
+[ -n "$append" ] && cmdline+=" $append"
+
+# qemu_args NAME MEM ROLE NETDEV...: the command line for one guest.
+qemu_args()
+{
+	local name=$1 gmem=$2 role=$3
+	shift 3
+	echo qemu-system-x86_64 "${accel[@]}" -machine q35 -smp 2 -m "$gmem" \
+		-nodefaults -nographic -no-reboot -display none \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "'$cmdline nrrole=$role'" \
+		-serial "file:$run_dir/$name.console" -serial "file:$run_dir/$name.result" \
+		"$@"
+}
+
+# A guest runs under timeout(1); its console streams to the terminal.
+start_guest()
+{
+	local name=$1
+	shift
+	: >"$run_dir/$name.console"
+	eval timeout -k 5 "$timeout" "$@" </dev/null >"$run_dir/$name.qemu" 2>&1 &
+	echo $! >"$run_dir/$name.pid"
+}
+
+script_cfg=()
+[ "$mode" = script ] && script_cfg=(-fw_cfg "name=opt/netreserve/script,file=$(readlink -f "$script")")
+
+if [ "$mode" = shell ]; then
+	# Interactive: the console is this terminal; no timeout.
+	exec qemu-system-x86_64 "${accel[@]}" -machine q35 -smp 2 -m "$mem" \
+		-nodefaults -nographic -no-reboot \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "$cmdline nrrole=guest" \
+		-serial mon:stdio -serial "file:$run_dir/guest.result" \
+		-device e1000,romfile=,netdev=n0 -netdev socket,id=n0,udp=127.0.0.1:1,localaddr=127.0.0.1:0 \
+		-device virtio-net-pci,romfile=,netdev=n1 -netdev socket,id=n1,udp=127.0.0.1:1,localaddr=127.0.0.1:0
+fi
+
+guests=()
+case "$topology" in
+single)
+	read -r pa pb < <(free_udp_ports 2)
+	start_guest guest "$(qemu_args guest "$mem" guest \
+		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:00:01 \
+		-netdev socket,id=n0,udp=127.0.0.1:$pb,localaddr=127.0.0.1:$pa \
+		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:00:02 \
+		-netdev socket,id=n1,udp=127.0.0.1:$pa,localaddr=127.0.0.1:$pb \
+		"${script_cfg[@]}")"
+	guests=(guest)
+	;;
+pair)
+	read -r p1 p2 p3 p4 < <(free_udp_ports 4)
+	start_guest server "$(qemu_args server 512 server \
+		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:01:01 \
+		-netdev socket,id=n0,udp=127.0.0.1:$p2,localaddr=127.0.0.1:$p1 \
+		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:01:02 \
+		-netdev socket,id=n1,udp=127.0.0.1:$p4,localaddr=127.0.0.1:$p3 \
+		"${script_cfg[@]}")"
+	start_guest client "$(qemu_args client "$mem" client \
+		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:02:01 \
+		-netdev socket,id=n0,udp=127.0.0.1:$p1,localaddr=127.0.0.1:$p2 \
+		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:02:02 \
+		-netdev socket,id=n1,udp=127.0.0.1:$p3,localaddr=127.0.0.1:$p4 \
+		"${script_cfg[@]}")"
+	guests=(server client)
+	;;
+*) echo "boot.sh: unknown topology $topology" >&2; exit 2 ;;
+esac
+
+# Stream the consoles; kernel messages (timestamped) only with VERBOSE=1.
+pids=()
+for g in "${guests[@]}"; do
+	pids+=("$(cat "$run_dir/$g.pid")")
+	prefix=
+	[ "${#guests[@]}" -gt 1 ] && prefix="[$g] "
+	if [ "${VERBOSE:-0}" = 1 ]; then
+		tail -n +1 -F --pid="$(cat "$run_dir/$g.pid")" "$run_dir/$g.console" 2>/dev/null | sed -u -e 's/\r$//' -e "s/^/$prefix/" &
+	else
+		# Only what /init and the tests print: not the firmware, not the kernel.
+		tail -n +1 -F --pid="$(cat "$run_dir/$g.pid")" "$run_dir/$g.console" 2>/dev/null \
+			| awk -v p="$prefix" '/Run \/init as init process/ { on = 1; next }
+				{ sub(/\r$/, "") }
+				on && !/^\[ *[0-9]+\.[0-9]+\] / { print p $0; fflush() }' &
+	fi
+done
+
+status=0
+for i in "${!guests[@]}"; do
+	g=${guests[$i]}
+	wait "${pids[$i]}"
+	qrc=$?
+	wait 2>/dev/null
+	console=$run_dir/$g.console
+	if [ "${#guests[@]}" -gt 1 ]; then
+		cp "$console" "${log%.log}-$g.log"
+	else
+		cp "$console" "$log"
+	fi
+	grc=$(sed -n 's/^netreserve-exit: \([0-9]*\).*/\1/p' "$run_dir/$g.result" | tail -1)
+	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
+		echo "boot.sh: $g: timed out after ${timeout}s" >&2
+		[ "$status" = 0 ] && status=124
+		continue
+	fi
+	if [ "$qrc" != 0 ]; then
+		echo "boot.sh: $g: QEMU failed (status $qrc):" >&2
+		cat "$run_dir/$g.qemu" >&2
+		status=1
+		continue
+	fi
+	if grep -aEq "$bad_console" "$console"; then
+		echo "boot.sh: $g: the kernel reported a problem:" >&2
+		grep -aE -A3 "$bad_console" "$console" | head -40 >&2
+		status=1
+		continue
+	fi
+	if [ -z "$grc" ]; then
+		echo "boot.sh: $g: the guest did not report an exit status (crash?); see the console log" >&2
+		tail -20 "$console" >&2
+		status=1
+		continue
+	fi
+	if [ "$grc" != 0 ]; then
+		echo "boot.sh: $g: guest exited with status $grc" >&2
+		[ "$status" = 0 ] && status=$grc
+	fi
+done
+echo "boot.sh: console log: $log$([ ${#guests[@]} -gt 1 ] && echo " (per guest: ${log%.log}-*.log)")" >&2
+exit "$status"

@@ -44,8 +44,16 @@ done
 
 echo "kernel: building bzImage in $out ($(nproc) jobs, ccache in $CCACHE_DIR)"
 start=$(date +%s)
-"${kmake[@]}" bzImage 2>&1 | tee "$out/build.log" | grep --line-buffered -E '^  (CC|LD|AR|AS)|error|warning:' \
-	| awk -v out="$out" '/error|warning:/ { print; next } { n++; if (n % 200 == 0) { printf "kernel: %d objects built so far\n", n; fflush() } }'
-[ "${PIPESTATUS[0]}" = 0 ] || { echo "kernel: build failed; see $out/build.log" >&2; tail -30 "$out/build.log" >&2; exit 1; }
+set +e
+"${kmake[@]}" bzImage 2>&1 | tee "$out/build.log" | awk '
+	/(^|[^_])error[: ]|warning:/ { print; fflush(); next }
+	/^  (CC|LD|AR|AS) / { n++; if (n % 200 == 0) { printf "kernel: %d objects built so far\n", n; fflush() } }'
+status=${PIPESTATUS[0]}
+set -e
+if [ "$status" != 0 ]; then
+	echo "kernel: build failed; see $out/build.log" >&2
+	grep -E 'error|Error' "$out/build.log" | head -20 >&2
+	exit 1
+fi
 echo "kernel: $out/arch/x86/boot/bzImage ($(( $(date +%s) - start ))s)"
 ccache -s 2>/dev/null | grep -E 'Hits|hit rate' | head -2 | sed 's/^/kernel: ccache /' || true

@@ -1,0 +1,58 @@
+#!/bin/bash
+# check-series.sh: what netdev's patchwork checks before a maintainer looks.
+# 1. scripts/checkpatch.pl --strict on every patch of the series;
+# 2. apply the patches one by one on the pristine source, in a worktree of
+#    its own, and build the test kernel after each, naming the first that
+#    fails.  ccache keeps the rebuilds incremental.
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tree=$top/build/linux
+work=$top/build/series-check
+out=$top/build/kernel-series
+fragments=("$top"/tests/config/{base,network,test}.config)
+mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$top/series")
+
+echo "check-series: checkpatch --strict on ${#patches[@]} patches"
+bad=0
+for p in "${patches[@]}"; do
+	if "$tree/scripts/checkpatch.pl" --strict --quiet --no-tree \
+		--ignore FILE_PATH_CHANGES "$top/$p" >"$top/build/checkpatch.out" 2>&1 \
+		&& [ ! -s "$top/build/checkpatch.out" ]; then
+		echo "    ok: checkpatch: $p"
+	else
+		echo "    FAIL: checkpatch: $p"
+		sed 's/^/      /' "$top/build/checkpatch.out"
+		bad=$((bad + 1))
+	fi
+done
+
+echo "check-series: building after each patch in $work"
+git -C "$tree" worktree remove -f "$work" >/dev/null 2>&1 || rm -rf "$work"
+git -C "$tree" worktree prune
+git -C "$tree" worktree add -f --detach "$work" pristine >/dev/null
+built=0
+first_bad=
+for p in "${patches[@]}"; do
+	if ! git -C "$work" am -q --committer-date-is-author-date "$top/$p"; then
+		echo "    FAIL: build: $p does not apply"
+		first_bad=$p
+		break
+	fi
+	if "$top/scripts/build-kernel.sh" "$work" "$out" "${fragments[@]}" >"$out.log" 2>&1; then
+		echo "    ok: build: $p"
+		built=$((built + 1))
+	else
+		echo "    FAIL: build: $p"
+		grep -E 'error|Error' "$out.log" | head -10 | sed 's/^/      /'
+		first_bad=$p
+		break
+	fi
+done
+git -C "$tree" worktree remove -f "$work" >/dev/null 2>&1
+
+passed=$(( ${#patches[@]} - bad + built ))
+failed=$(( bad + (${#patches[@]} - built) ))
+[ -n "$first_bad" ] && echo "check-series: the first patch that does not build is $first_bad"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

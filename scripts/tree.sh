@@ -71,6 +71,9 @@ if [ ! -d "$tree/.git" ]; then
 	git -C "$tree" add -A -f .
 	git -C "$tree" commit -q -m "Debian linux-source-6.1 $version (pristine)"
 	git -C "$tree" tag pristine
+	# For the developer's own commits in the tree (git commit -s).
+	git -C "$tree" config user.name "Netreserve Developers"
+	git -C "$tree" config user.email "devel@netreserve.example"
 fi
 
 echo "tree: applying the series to linux-source-6.1 $version"

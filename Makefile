@@ -17,11 +17,11 @@ BOOT := tests/qemu/boot.sh
 
 DEB_PACKAGES := linux-source-6.1 qemu-system-x86 busybox-static iproute2 ethtool \
 	gcc make flex bison bc libelf-dev libssl-dev cpio ccache libmnl-dev \
-	pkg-config python3 git rsync kmod dwarves xz-utils
+	pkg-config python3 git rsync kmod dwarves xz-utils dpkg-dev patch
 
 GUEST_PROGS := $(patsubst tests/progs/%.c,$(GUEST_BIN)/%,$(wildcard tests/progs/*.c))
 
-.PHONY: help deps tree export kernel stock-kernel debug-kernel initramfs guest-progs \
+.PHONY: help deps tree export kernel iproute2 stock-kernel debug-kernel initramfs guest-progs \
 	check check-series guest-check harness-selftest run guest-run shell clean distclean
 
 help:
@@ -33,6 +33,7 @@ help:
 	@echo "make kernel       build the patched test kernel (build/kernel)"
 	@echo "make stock-kernel build stock 6.1 with the same configuration (build/kernel-stock)"
 	@echo "make debug-kernel build the patched kernel with tests/config/debug.config"
+	@echo "make iproute2     build Debian's iproute2 with the project's patch (the guest's ip)"
 	@echo "make initramfs    build the guest's initramfs"
 	@echo "make check-series checkpatch and build each patch of the series in turn"
 	@echo "make guest-run SCRIPT=FILE   run FILE as root in the guest"
@@ -65,7 +66,7 @@ stock-kernel: tree
 	@if [ ! -d $(STOCK_SRC) ]; then \
 		echo "stock-kernel: checking out the pristine source in $(STOCK_SRC)"; \
 		git -C $(KSRC) worktree add -f --detach $(STOCK_SRC) pristine >/dev/null; fi
-	@scripts/build-kernel.sh $(STOCK_SRC) $(STOCK_OUT) $(FRAGMENTS)
+	@ALLOW_UNKNOWN=1 scripts/build-kernel.sh $(STOCK_SRC) $(STOCK_OUT) $(FRAGMENTS)
 
 $(GUEST_BIN)/%: tests/progs/%.c
 	@mkdir -p $(GUEST_BIN)
@@ -73,7 +74,11 @@ $(GUEST_BIN)/%: tests/progs/%.c
 
 guest-progs: $(GUEST_PROGS)
 
-initramfs: tree guest-progs
+# Debian's iproute2 with the project's patch: the guest's `ip`.
+iproute2: deps
+	@scripts/iproute2.sh
+
+initramfs: tree guest-progs iproute2
 	@scripts/initramfs.sh $(INITRAMFS)
 
 guest-check: kernel initramfs
@@ -102,6 +107,7 @@ shell: kernel initramfs
 
 clean:
 	rm -rf $(KOUT) $(STOCK_OUT) $(DEBUG_OUT) $(GUEST_BIN) $(INITRAMFS) $(BUILD)/logs $(BUILD)/tools \
+		$(BUILD)/iproute2/applied.sha256 \
 		$(BUILD)/passwd $(BUILD)/group
 
 distclean:

@@ -8,7 +8,8 @@ export HOME=/root
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
-mkdir -p /dev/pts /dev/shm /tmp /run /root
+mkdir -p /dev/pts /dev/shm /tmp /run /root /var
+ln -sfn /run /var/run
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run

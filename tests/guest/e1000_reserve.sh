@@ -1,0 +1,135 @@
+# e1000 through the RX reserve: the default share, the round trip through
+# the real `ip`, the global reserve following up/down and MTU changes exactly,
+# and the reserve path driven with the debugfs hook: the bound, drops for
+# ordinary sockets, deliveries to a memalloc socket, all credited back.
+. /tests/lib.sh
+
+dbg=/sys/kernel/debug/rx_reserve/eth0
+reserve_kb() { cat /proc/sys/vm/memalloc_reserve_kbytes; }
+# stat NAME: a counter of eth0's reserve, from debugfs.
+stat() { awk -v k="$1" '$1 == k { print $2 }' $dbg/stats; }
+
+test_default_and_round_trip()
+{
+	ip -d link show dev eth0 | grep -q "rx_reserve 50 "
+	check_err $?
+	if ip -d link show dev eth1 | grep -q rx_reserve; then
+		echo "    virtio-net reports a reserve before its conversion"
+		ret=1
+	fi
+	log_test "e1000 starts with rx_reserve 50"
+
+	for n in 0 1 50 4096 50; do
+		ip link set dev eth0 rx_reserve $n
+		check_err $?
+		got=$(ip -d link show dev eth0 | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p')
+		expect_eq "rx_reserve" "$got" "$n"
+		got=$(ip -j -d link show dev eth0 | grep -o '"rx_reserve":[0-9]*')
+		expect_eq "rx_reserve (JSON)" "$got" "\"rx_reserve\":$n"
+	done
+	log_test "rx_reserve 0, 1, 50, 4096 read back through ip, text and JSON"
+
+	ip monitor link >/tmp/monitor.out 2>&1 &
+	mon=$!
+	sleep 0.5
+	ip link set dev eth0 rx_reserve 7
+	sleep 0.5
+	kill $mon
+	wait $mon 2>/dev/null
+	grep -q "eth0" /tmp/monitor.out
+	check_err $?
+	ip link set dev eth0 rx_reserve 50
+	log_test "a change is notified to ip monitor"
+}
+
+test_global_reserve_follows()
+{
+	base=$(reserve_kb)
+	ip link set dev eth0 up
+	pages=$(ip -s -d -j link show dev eth0 | grep -o '"pages":[0-9]*' | cut -d: -f2)
+	[ -n "$pages" ] && [ "$pages" -gt 50 ]
+	check_err $?
+	expect_eq "memalloc_reserve_kbytes when up" "$(reserve_kb)" $((base + pages * 4))
+	expect_eq "debugfs pages" "$(stat pages)" "$pages"
+	ip link set dev eth0 down
+	expect_eq "memalloc_reserve_kbytes when down" "$(reserve_kb)" "$base"
+	log_test "up adds the reported pages to the global reserve, down takes them back"
+
+	for i in $(seq 100); do
+		ip link set dev eth0 up && ip link set dev eth0 down || { ret=1; break; }
+	done
+	expect_eq "after 100 up/down" "$(reserve_kb)" "$base"
+	log_test "100 up/down cycles leave the global reserve where it was"
+
+	ip link set dev eth0 up
+	up=$(reserve_kb)
+	for i in $(seq 20); do
+		ip link set dev eth0 mtu 9000 && ip link set dev eth0 mtu 1500 || { ret=1; break; }
+	done
+	expect_eq "after 20 MTU 9000/1500 changes" "$(reserve_kb)" "$up"
+	ip link set dev eth0 rx_reserve 20
+	small=$(reserve_kb)
+	[ "$small" -lt "$up" ]
+	check_err $?
+	ip link set dev eth0 rx_reserve 50
+	expect_eq "back to 50" "$(reserve_kb)" "$up"
+	ip link set dev eth0 down
+	expect_eq "down" "$(reserve_kb)" "$base"
+	log_test "MTU changes and a new share while up re-estimate by the exact delta"
+}
+
+# Send COUNT UDP datagrams of 1400 bytes from the root namespace to PORT.
+send_udp() { nr-xfer send udp 192.0.2.1 "$1" $(($2 * 1400)); }
+
+test_reserve_path()
+{
+	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "reserve path"; return; }
+	# Only our datagrams: no neighbour discovery, no IPv6 chatter.
+	ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
+	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
+	ip -n peer link set dev eth0 rx_reserve 8
+
+	ip netns exec peer nr-memalloc recv 6000 20 15 mark >/tmp/memalloc.out &
+	memalloc_pid=$!
+	ip netns exec peer nr-xfer recv udp 6001 28000 8 >/tmp/plain.out &
+	plain_pid=$!
+	sleep 1
+
+	# Every normal RX allocation of eth0 fails from now on; refill the ring.
+	echo 1 >$dbg/force
+	ip -n peer link set dev eth0 down
+	ip -n peer link set dev eth0 up
+	sleep 2
+	dropped0=$(stat dropped) delivered0=$(stat delivered)
+
+	send_udp 6001 20
+	sleep 1
+	dropped1=$(stat dropped)
+	expect_eq "packets dropped for an ordinary socket" $((dropped1 - dropped0)) 20
+	send_udp 6000 20
+	wait $memalloc_pid
+	wait $plain_pid
+	got=$(sed -n 's/^received //p' /tmp/memalloc.out)
+	expect_eq "received by the memalloc socket" "$got" 20
+	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) 20
+	expect_eq "dropped counter after the memalloc traffic" "$(stat dropped)" "$dropped1"
+	grep -q "^received 0 bytes" /tmp/plain.out || { echo "    ordinary socket got: $(cat /tmp/plain.out)"; ret=1; }
+	peak=$(stat peak)
+	[ "$peak" -ge 1 ] && [ "$peak" -le 8 ] || { echo "    peak $peak, bound 8"; ret=1; }
+	[ "$(stat refused)" -gt 0 ] || { echo "    the share was never used up"; ret=1; }
+
+	echo 0 >$dbg/force
+	ip -n peer link set dev eth0 down
+	expect_eq "held after down" "$(stat held)" 0
+	ip -s -d -j -n peer link show dev eth0 | grep -q "\"delivered\":$(stat delivered)"
+	check_err $?
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "reserve path: bound 8, 20 dropped for an ordinary socket, 20 delivered to a memalloc one, held back to 0"
+}
+
+test_default_and_round_trip
+test_global_reserve_follows
+test_reserve_path
+exit $test_failed

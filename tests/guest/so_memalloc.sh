@@ -1,0 +1,13 @@
+# SO_MEMALLOC: TCP and UDP over IPv4 and IPv6 can be marked and cleared,
+# sk_memalloc_socks() stays exact through double marks, clears and close,
+# other sockets and unprivileged callers are refused.
+. /tests/lib.sh
+
+nr-memalloc check
+check_err $?
+# The program printed its own results; this line checks the privilege rule.
+out=$(unshare -Ur /usr/local/bin/nr-memalloc check-eperm)
+rc=$?
+echo "$out"
+[ $rc -eq 0 ] || test_failed=1
+exit $test_failed

@@ -78,6 +78,40 @@ test_global_reserve_follows()
 	log_test "MTU changes and a new share while up re-estimate by the exact delta"
 }
 
+test_global_cap()
+{
+	cap=/proc/sys/net/core/rx_reserve_max_kbytes
+	orig=$(cat $cap)
+	base=$(reserve_kb)
+	# Room for a share of 10 buffers, not for 50.
+	ip link set dev eth0 rx_reserve 10
+	ip link set dev eth0 up
+	small=$(reserve_kb)
+	echo $((small - base + 8)) >$cap
+	out=$(ip link set dev eth0 rx_reserve 50 2>&1)
+	check_fail $?
+	printf '%s' "$out" | grep -qF "would exceed net.core.rx_reserve_max_kbytes" ||
+		{ echo "    said: $out"; ret=1; }
+	expect_eq "rx_reserve after the refusal" \
+		"$(ip -d link show dev eth0 | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p')" 10
+	expect_eq "global reserve after the refusal" "$(reserve_kb)" "$small"
+	log_test "a share past net.core.rx_reserve_max_kbytes is refused and changes nothing"
+
+	# A device whose part does not fit refuses to come up.
+	ip link set dev eth0 down
+	echo 8 >$cap
+	out=$(ip link set dev eth0 up 2>&1)
+	check_fail $?
+	printf '%s' "$out" | grep -qF "would exceed net.core.rx_reserve_max_kbytes" ||
+		{ echo "    said: $out"; ret=1; }
+	ip link show dev eth0 | grep -q "state DOWN"
+	check_err $?
+	expect_eq "global reserve" "$(reserve_kb)" "$base"
+	echo "$orig" >$cap
+	ip link set dev eth0 rx_reserve 50
+	log_test "a device whose reserve would not fit the cap stays down"
+}
+
 # Send COUNT UDP datagrams of 1400 bytes from the root namespace to PORT.
 send_udp() { nr-xfer send udp 192.0.2.1 "$1" $(($2 * 1400)); }
 
@@ -107,6 +141,14 @@ test_reserve_path()
 	sleep 1
 	dropped1=$(stat dropped)
 	expect_eq "packets dropped for an ordinary socket" $((dropped1 - dropped0)) 20
+	# Nobody listens on 6002: dropped without an ICMP answer.
+	tx0=$(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets)
+	send_udp 6002 10
+	sleep 1
+	expect_eq "packets dropped for no socket" $(($(stat dropped) - dropped1)) 10
+	expect_eq "answers sent by eth0" \
+		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets) - tx0)) 0
+	dropped1=$(stat dropped)
 	send_udp 6000 20
 	wait $memalloc_pid
 	wait $plain_pid
@@ -126,10 +168,11 @@ test_reserve_path()
 	check_err $?
 	ip -n peer link set dev eth0 rx_reserve 50
 	teardown_link_pair
-	log_test "reserve path: bound 8, 20 dropped for an ordinary socket, 20 delivered to a memalloc one, held back to 0"
+	log_test "reserve path: bound 8, 20 dropped for an ordinary socket, 10 for none (unanswered), 20 delivered to a memalloc one, held back to 0"
 }
 
 test_default_and_round_trip
 test_global_reserve_follows
+test_global_cap
 test_reserve_path
 exit $test_failed

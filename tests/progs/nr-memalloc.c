@@ -5,9 +5,10 @@
  *   nr-memalloc check       the option's semantics, as root
  *   nr-memalloc check-eperm  marking is refused without CAP_NET_ADMIN in
  *                           the initial user namespace (run under unshare -Ur)
- *   nr-memalloc recv PORT COUNT TIMEOUT_S [mark]
+ *   nr-memalloc recv PORT COUNT TIMEOUT_S [mark [DELAY_S]]
  *                           receive up to COUNT UDP datagrams on PORT (IPv6
- *                           socket, IPv4 too), optionally marked SO_MEMALLOC;
+ *                           socket, IPv4 too), optionally marked SO_MEMALLOC,
+ *                           and after DELAY_S seconds of letting them queue;
  *                           prints "received N"
  *
  * The checks print "    ok: ..." or "    FAIL: ..." lines for the guest
@@ -127,7 +128,7 @@ static int do_check_eperm(void)
 	return failed;
 }
 
-static int do_recv(int port, int count, int timeout, int mark)
+static int do_recv(int port, int count, int timeout, int mark, int delay)
 {
 	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
 	struct timeval tv = { .tv_sec = timeout };
@@ -148,6 +149,7 @@ static int do_recv(int port, int count, int timeout, int mark)
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	printf("listening\n");
 	fflush(stdout);
+	sleep(delay);
 	while (n < count && recv(fd, buf, sizeof(buf), 0) > 0)
 		n++;
 	printf("received %d\n", n);
@@ -163,8 +165,9 @@ int main(int argc, char **argv)
 		return do_check_eperm();
 	if (argc >= 5 && !strcmp(argv[1], "recv"))
 		return do_recv(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
-			       argc > 5 && !strcmp(argv[5], "mark"));
+			       argc > 5 && !strcmp(argv[5], "mark"),
+			       argc > 6 ? atoi(argv[6]) : 0);
 	fprintf(stderr, "usage: nr-memalloc check | check-eperm |"
-			" recv PORT COUNT TIMEOUT_S [mark]\n");
+			" recv PORT COUNT TIMEOUT_S [mark [DELAY_S]]\n");
 	return 2;
 }

@@ -1,0 +1,55 @@
+# Unregister with reserve buffers in the ring and in flight: remove the e1000
+# PCI device while its ring holds reserve buffers and a memalloc socket still
+# has reserve-backed packets queued.  No warning (the harness fails the run on
+# one), the device's pages leave the global reserve, and the packets read
+# afterwards are credited to the gone device's state without harm.  A PCI
+# rescan brings the NIC back with the default share.
+. /tests/lib.sh
+
+dbg=/sys/kernel/debug/rx_reserve/eth0
+stat() { awk -v k="$1" '$1 == k { print $2 }' $dbg/stats; }
+pci=$(basename "$(readlink /sys/class/net/eth0/device)")
+base=$(cat /proc/sys/vm/memalloc_reserve_kbytes)
+
+setup_link_pair || { echo "    FAIL: link setup"; exit 1; }
+ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
+ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
+ip -n peer link set dev eth0 rx_reserve 8
+
+# The receiver lets 5 datagrams queue for 6 seconds before it reads them.
+ip netns exec peer nr-memalloc recv 6000 5 20 mark 6 >/tmp/memalloc.out &
+receiver=$!
+sleep 1
+echo 1 >$dbg/force
+ip -n peer link set dev eth0 down
+ip -n peer link set dev eth0 up
+sleep 2
+nr-xfer send udp 192.0.2.1 6000 7000
+sleep 1
+held=$(stat held)
+[ "$held" -ge 5 ] || { echo "    held $held before the removal, want at least 5"; ret=1; }
+
+echo 1 >/sys/bus/pci/devices/$pci/remove
+check_err $?
+[ ! -e $dbg ]
+check_err $?
+expect_eq "memalloc_reserve_kbytes after the removal" "$(cat /proc/sys/vm/memalloc_reserve_kbytes)" "$base"
+wait $receiver
+expect_eq "read after the device was gone" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 5
+log_test "PCI removal with reserve buffers in the ring and in flight"
+
+ip netns del peer
+ip addr flush dev eth1
+ip link set eth1 down
+echo 1 >/sys/bus/pci/rescan
+sleep 2
+for dev in /sys/class/net/*; do
+	drv=$(basename "$(readlink -f "$dev/device/driver" 2>/dev/null)" 2>/dev/null)
+	[ "$drv" = e1000 ] && [ "${dev##*/}" != eth0 ] && ip link set "${dev##*/}" name eth0
+done
+ip -d link show dev eth0 | grep -q "rx_reserve 50 "
+check_err $?
+expect_eq "memalloc_reserve_kbytes after the rescan" "$(cat /proc/sys/vm/memalloc_reserve_kbytes)" "$base"
+log_test "a PCI rescan brings e1000 back with the default share"
+exit $test_failed

@@ -17,11 +17,13 @@ BOOT := tests/qemu/boot.sh
 
 DEB_PACKAGES := linux-source-6.1 qemu-system-x86 busybox-static iproute2 ethtool \
 	gcc make flex bison bc libelf-dev libssl-dev cpio ccache libmnl-dev \
-	pkg-config python3 git rsync kmod dwarves xz-utils dpkg-dev patch
+	pkg-config python3 git rsync kmod dwarves xz-utils dpkg-dev patch \
+	cppcheck clang-tidy
 
 GUEST_PROGS := $(patsubst tests/progs/%.c,$(GUEST_BIN)/%,$(wildcard tests/progs/*.c))
+PREFIX ?= /usr/local
 
-.PHONY: help deps tree export kernel iproute2 stock-kernel debug-kernel initramfs guest-progs \
+.PHONY: help deps tree export kernel iproute2 netreserve tool-check install stock-kernel debug-kernel initramfs guest-progs \
 	check check-series guest-check harness-selftest run guest-run shell clean distclean
 
 help:
@@ -36,6 +38,9 @@ help:
 	@echo "make iproute2     build Debian's iproute2 with the project's patch (the guest's ip)"
 	@echo "make initramfs    build the guest's initramfs"
 	@echo "make check-series checkpatch and build each patch of the series in turn"
+	@echo "make netreserve   build the netreserve tool (userspace-tool/)"
+	@echo "make tool-check   the tool's unit tests (ASan, UBSan), cppcheck and clang-tidy"
+	@echo "make install      install netreserve and its man page under PREFIX (/usr/local)"
 	@echo "make guest-run SCRIPT=FILE   run FILE as root in the guest"
 	@echo "make shell        an interactive root shell in the guest"
 	@echo "make clean        remove outputs (keeps build/linux and ccache); distclean: all of build/"
@@ -74,11 +79,24 @@ $(GUEST_BIN)/%: tests/progs/%.c
 
 guest-progs: $(GUEST_PROGS)
 
+# The tool, built against the host's libmnl; the guest gets it with its
+# libraries, as it gets ip.
+netreserve: deps
+	@$(MAKE) --no-print-directory -C userspace-tool
+	@mkdir -p $(GUEST_BIN)
+	@cp userspace-tool/netreserve $(GUEST_BIN)/netreserve
+
+tool-check: deps
+	@$(MAKE) --no-print-directory -C userspace-tool check lint
+
+install: netreserve
+	@$(MAKE) --no-print-directory -C userspace-tool install PREFIX=$(PREFIX)
+
 # Debian's iproute2 with the project's patch: the guest's `ip`.
 iproute2: deps
 	@scripts/iproute2.sh
 
-initramfs: tree guest-progs iproute2
+initramfs: tree guest-progs iproute2 netreserve
 	@scripts/initramfs.sh $(INITRAMFS)
 
 guest-check: kernel initramfs
@@ -89,6 +107,7 @@ harness-selftest: kernel initramfs
 
 check: kernel initramfs
 	@scripts/check.sh \
+		"tool=$(MAKE) --no-print-directory -C userspace-tool check lint" \
 		"guest=$(BOOT) --mode check --log $(BUILD)/logs/check.log" \
 		"harness=tests/harness-selftest.sh"
 
@@ -106,6 +125,7 @@ shell: kernel initramfs
 	@$(BOOT) --mode shell
 
 clean:
+	$(MAKE) -C userspace-tool clean
 	rm -rf $(KOUT) $(STOCK_OUT) $(DEBUG_OUT) $(GUEST_BIN) $(INITRAMFS) $(BUILD)/logs $(BUILD)/tools \
 		$(BUILD)/iproute2/applied.sha256 \
 		$(BUILD)/passwd $(BUILD)/group

@@ -3,7 +3,7 @@
 # kernel's gen_init_cpio (sorted list, fixed timestamps).
 #
 # Holds busybox-static, ethtool and ip with their libraries, the project's
-# static guest programs and tools from build/guest-bin/, /init and the tests.
+# guest programs and netreserve from build/guest-bin/, /init and the tests.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,7 +85,7 @@ done
 if [ -d "$top/build/guest-bin" ]; then
 	for f in "$top"/build/guest-bin/*; do
 		[ "${f##*/}" = ip ] && continue
-		add_file "/usr/local/bin/${f##*/}" "$f" 0755
+		add_binary "/usr/local/bin/${f##*/}" "$f"
 	done
 fi
 

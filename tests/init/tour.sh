@@ -29,6 +29,11 @@ run "ip link set dev eth0 down"
 say "A device without support refuses a share"
 run "ip link set dev lo rx_reserve 10"
 
+say "The same picture from the project's tool"
+run "netreserve set eth0 50"
+run "netreserve show"
+run "netreserve show lo; echo \"exit status \$?\""
+
 say "Under pressure (simulated: every normal RX allocation of eth0 fails)"
 setup_link_pair >/dev/null || exit 1
 ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
@@ -48,5 +53,24 @@ echo "ordinary socket: $(cat /tmp/plain.out)"
 echo "memalloc socket: $(cat /tmp/memalloc.out | tail -1)"
 run "ip -n peer -s -d link show dev eth0 | tail -2"
 echo 0 >$dbg/force
+
+say "A running user-space block client cannot mark its own socket: netreserve does"
+ip netns exec peer nr-client listen tcp 192.0.2.1 7001 >/dev/null &
+listener=$!
+sleep 0.5
+nr-client connect tcp 192.0.2.1 7001 >/tmp/client.out &
+client=$!
+sleep 0.5
+cat /tmp/client.out
+set -- $(cat /tmp/client.out)
+run "netreserve mark $3 $5"
+run "cat /sys/kernel/debug/rx_reserve/memalloc_socks   # memalloc sockets now"
+kill -USR1 "$client"
+sleep 0.3
+echo "the client's own getsockopt(SO_MEMALLOC): $(sed -n 's/^memalloc //p' /tmp/client.out)"
+run "netreserve mark $3 $7   # /dev/null, not a socket"
+run "netreserve unmark --all $3"
+kill "$client" "$listener"
+wait "$client" "$listener" 2>/dev/null
 teardown_link_pair
 say "Done"

@@ -108,7 +108,9 @@ harness-selftest: kernel initramfs
 check: kernel initramfs
 	@scripts/check.sh \
 		"tool=$(MAKE) --no-print-directory -C userspace-tool check lint" \
-		"guest=$(BOOT) --mode check --log $(BUILD)/logs/check.log" \
+		"guest=$(BOOT) --mode check --timeout 2400 --log $(BUILD)/logs/check.log" \
+		"virtio-small=$(BOOT) --mode check --tests /tests/virtio-modes --virtio mrg_rxbuf=off \
+			--append nr_virtio_mode=small --log $(BUILD)/logs/virtio-small.log" \
 		"harness=tests/harness-selftest.sh"
 
 check-series: tree

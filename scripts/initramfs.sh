@@ -77,6 +77,8 @@ add_file /tour.sh "$top/tests/init/tour.sh" 0755
 for f in "$top"/tests/guest/*; do
 	add_file "/tests/${f##*/}" "$f" 0755
 done
+# The virtio-net test again, for boots with the driver in another buffer mode.
+add_file /tests/virtio-modes/virtio_reserve.sh "$top/tests/guest/virtio_reserve.sh" 0755
 # Each harness self-test is a suite of its own: /tests/selftest/NAME/NAME.sh.
 for f in "$top"/tests/guest-selftest/*.sh; do
 	name=${f##*/}

@@ -2,6 +2,7 @@
 # the real `ip`, the global reserve following up/down and MTU changes exactly,
 # and the reserve path driven with the debugfs hook: the bound, drops for
 # ordinary sockets, deliveries to a memalloc socket, all credited back.
+# timeout: 900
 . /tests/lib.sh
 
 dbg=/sys/kernel/debug/rx_reserve/eth0
@@ -13,10 +14,6 @@ test_default_and_round_trip()
 {
 	ip -d link show dev eth0 | grep -q "rx_reserve 50 "
 	check_err $?
-	if ip -d link show dev eth1 | grep -q rx_reserve; then
-		echo "    virtio-net reports a reserve before its conversion"
-		ret=1
-	fi
 	log_test "e1000 starts with rx_reserve 50"
 
 	for n in 0 1 50 4096 50; do
@@ -55,18 +52,18 @@ test_global_reserve_follows()
 	expect_eq "memalloc_reserve_kbytes when down" "$(reserve_kb)" "$base"
 	log_test "up adds the reported pages to the global reserve, down takes them back"
 
-	for i in $(seq 100); do
+	for i in $(seq 1000); do
 		ip link set dev eth0 up && ip link set dev eth0 down || { ret=1; break; }
 	done
-	expect_eq "after 100 up/down" "$(reserve_kb)" "$base"
-	log_test "100 up/down cycles leave the global reserve where it was"
+	expect_eq "after 1000 up/down" "$(reserve_kb)" "$base"
+	log_test "1000 up/down cycles leave the global reserve where it was"
 
 	ip link set dev eth0 up
 	up=$(reserve_kb)
-	for i in $(seq 20); do
+	for i in $(seq 200); do
 		ip link set dev eth0 mtu 9000 && ip link set dev eth0 mtu 1500 || { ret=1; break; }
 	done
-	expect_eq "after 20 MTU 9000/1500 changes" "$(reserve_kb)" "$up"
+	expect_eq "after 200 MTU 9000/1500 changes" "$(reserve_kb)" "$up"
 	ip link set dev eth0 rx_reserve 20
 	small=$(reserve_kb)
 	[ "$small" -lt "$up" ]

@@ -1,6 +1,6 @@
 # IFLA_RX_RESERVE through the real `ip` and raw rtnetlink: bad input gets a
 # clear errno and extack message and changes nothing.  Devices without
-# support (lo, dummy, veth, virtio-net until its conversion) refuse a share.
+# support (lo, dummy, veth) refuse a share.
 . /tests/lib.sh
 
 # expect_ip_error DESC WANT_TEXT ip ARGS...: the command fails and says WANT_TEXT.
@@ -36,7 +36,7 @@ test_unsupported_devices()
 {
 	ip link add nr_dummy type dummy
 	ip link add nr_veth0 type veth peer name nr_veth1
-	for dev in lo eth1 nr_dummy nr_veth0; do
+	for dev in lo nr_dummy nr_veth0; do
 		expect_ip_error "$dev" "Device does not support an RX reserve" \
 			ip link set dev "$dev" rx_reserve 10
 		out=$(nr-rtnl "$dev" 4 10)

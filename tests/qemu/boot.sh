@@ -7,6 +7,8 @@
 #     --mode MODE       check | run | script | shell (default check)
 #     --script FILE     with --mode script: the script to run as root
 #     --tests DIR       with --mode check: the guest folder of tests to run
+#     --virtio PROPS    extra virtio-net-pci properties (single topology), e.g.
+#                       mrg_rxbuf=off for the driver's small-buffer mode
 #     --topology T      single (one guest, e1000 <-> virtio-net back to back)
 #                       or pair (client and server guests, e1000 <-> e1000 and
 #                       virtio-net <-> virtio-net)
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--append) append=$2; shift ;;
+	--virtio) virtio_opts=,$2; shift ;;
 	*) echo "boot.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -124,7 +127,7 @@ single)
 	start_guest guest "$(qemu_args guest "$mem" guest \
 		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:00:01 \
 		-netdev socket,id=n0,udp=127.0.0.1:$pb,localaddr=127.0.0.1:$pa \
-		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:00:02 \
+		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:00:02${virtio_opts:-} \
 		-netdev socket,id=n1,udp=127.0.0.1:$pa,localaddr=127.0.0.1:$pb \
 		"${script_cfg[@]}")"
 	guests=(guest)

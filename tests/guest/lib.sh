@@ -73,3 +73,38 @@ teardown_link_pair()
 	ip link set eth1 down 2>/dev/null
 	ip link set eth0 down 2>/dev/null
 }
+
+# expect_reserve_outcome STATS MEMALLOC_PID PLAIN_PID DELIVERED0 DROPPED1 COUNT BOUND
+# After COUNT datagrams were sent to the memalloc receiver (nr-memalloc,
+# output in /tmp/memalloc.out) with the reserve path forced: it got them all,
+# the delivered counter in the debugfs STATS file moved by exactly COUNT from
+# DELIVERED0 and the dropped one not from DROPPED1, the ordinary receiver
+# (nr-xfer, /tmp/plain.out) got nothing, the peak stayed within BOUND, and
+# the share was used up at least once.
+expect_reserve_outcome()
+{
+	stats=$1 count=$6 bound=$7
+	wait "$2"
+	wait "$3"
+	counter() { awk -v k="$1" '$1 == k { print $2 }' "$stats"; }
+	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" "$count"
+	expect_eq "delivered counter" $(($(counter delivered) - $4)) "$count"
+	expect_eq "dropped counter after the memalloc traffic" "$(counter dropped)" "$5"
+	grep -q "^received 0 bytes" /tmp/plain.out ||
+		{ echo "    ordinary socket got: $(cat /tmp/plain.out)"; ret=1; }
+	peak=$(counter peak)
+	[ "$peak" -ge 1 ] && [ "$peak" -le "$bound" ] || { echo "    peak $peak, bound $bound"; ret=1; }
+	[ "$(counter refused)" -gt 0 ] || { echo "    the share was never used up"; ret=1; }
+}
+
+# wait_counter STATS NAME WANT: wait (up to 20 s) until the counter NAME in
+# the debugfs STATS file reaches WANT, since a slow guest (TCG on a busy
+# host) may still be receiving; the caller then asserts the exact value.
+wait_counter()
+{
+	for _ in $(seq 100); do
+		[ "$(awk -v k="$2" '$1 == k { print $2 }' "$1")" -ge "$3" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}

@@ -111,6 +111,8 @@ check: kernel initramfs
 		"guest=$(BOOT) --mode check --timeout 2400 --log $(BUILD)/logs/check.log" \
 		"virtio-small=$(BOOT) --mode check --tests /tests/virtio-modes --virtio mrg_rxbuf=off \
 			--append nr_virtio_mode=small --log $(BUILD)/logs/virtio-small.log" \
+		"virtio-big=$(BOOT) --mode check --tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
+			--append nr_virtio_mode=big --log $(BUILD)/logs/virtio-big.log" \
 		"harness=tests/harness-selftest.sh"
 
 check-series: tree

@@ -108,9 +108,10 @@ harness-selftest: kernel initramfs
 check: kernel initramfs
 	@scripts/check.sh \
 		"tool=$(MAKE) --no-print-directory -C userspace-tool check lint" \
-		"guest=$(BOOT) --mode check --timeout 2400 --log $(BUILD)/logs/check.log" \
+		"guest=$(BOOT) --mode check --timeout 2400 --append nr_updown_cycles=100 \
+			--log $(BUILD)/logs/check.log" \
 		"virtio-small&=$(BOOT) --mode check --tests /tests/virtio-modes --virtio mrg_rxbuf=off \
-			--append 'nr_virtio_mode=small nr_updown_cycles=100' --log $(BUILD)/logs/virtio-small.log" \
+			--append nr_virtio_mode=small --log $(BUILD)/logs/virtio-small.log" \
 		"virtio-big&=$(BOOT) --mode check --tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
 			--append nr_virtio_mode=big --log $(BUILD)/logs/virtio-big.log" \
 		"harness=tests/harness-selftest.sh"

@@ -6,9 +6,8 @@
 . /tests/lib.sh
 
 dbg=/sys/kernel/debug/rx_reserve/eth0
-reserve_kb() { cat /proc/sys/vm/memalloc_reserve_kbytes; }
 # stat NAME: a counter of eth0's reserve, from debugfs.
-stat() { awk -v k="$1" '$1 == k { print $2 }' $dbg/stats; }
+stat() { reserve_stat eth0 "$1"; }
 
 test_default_and_round_trip()
 {
@@ -43,7 +42,7 @@ test_global_reserve_follows()
 {
 	base=$(reserve_kb)
 	ip link set dev eth0 up
-	pages=$(ip -s -d -j link show dev eth0 | grep -o '"pages":[0-9]*' | cut -d: -f2)
+	pages=$(ip_pages eth0)
 	[ -n "$pages" ] && [ "$pages" -gt 50 ]
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes when up" "$(reserve_kb)" $((base + pages * 4))
@@ -52,17 +51,15 @@ test_global_reserve_follows()
 	expect_eq "memalloc_reserve_kbytes when down" "$(reserve_kb)" "$base"
 	log_test "up adds the reported pages to the global reserve, down takes them back"
 
-	for i in $(seq 1000); do
-		ip link set dev eth0 up && ip link set dev eth0 down || { ret=1; break; }
-	done
+	updown_cycles eth0 1000
+	check_err $?
 	expect_eq "after 1000 up/down" "$(reserve_kb)" "$base"
 	log_test "1000 up/down cycles leave the global reserve where it was"
 
 	ip link set dev eth0 up
 	up=$(reserve_kb)
-	for i in $(seq 200); do
-		ip link set dev eth0 mtu 9000 && ip link set dev eth0 mtu 1500 || { ret=1; break; }
-	done
+	mtu_cycles eth0 9000 1500 200
+	check_err $?
 	expect_eq "after 200 MTU 9000/1500 changes" "$(reserve_kb)" "$up"
 	ip link set dev eth0 rx_reserve 20
 	small=$(reserve_kb)
@@ -135,21 +132,21 @@ test_reserve_path()
 	dropped0=$(stat dropped) delivered0=$(stat delivered)
 
 	send_udp 6001 20
-	wait_counter $dbg/stats dropped $((dropped0 + 20))
+	wait_counter eth0 dropped $((dropped0 + 20))
 	sleep 0.5	# and nothing beyond
 	dropped1=$(stat dropped)
 	expect_eq "packets dropped for an ordinary socket" $((dropped1 - dropped0)) 20
 	# Nobody listens on 6002: dropped without an ICMP answer.
 	tx0=$(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets)
 	send_udp 6002 10
-	wait_counter $dbg/stats dropped $((dropped1 + 10))
+	wait_counter eth0 dropped $((dropped1 + 10))
 	sleep 0.5
 	expect_eq "packets dropped for no socket" $(($(stat dropped) - dropped1)) 10
 	expect_eq "answers sent by eth0" \
 		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets) - tx0)) 0
 	dropped1=$(stat dropped)
 	send_udp 6000 20
-	expect_reserve_outcome $dbg/stats $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8
+	expect_reserve_outcome eth0 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8
 
 	echo 0 >$dbg/force
 	ip -n peer link set dev eth0 down

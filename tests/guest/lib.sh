@@ -74,36 +74,66 @@ teardown_link_pair()
 	ip link set eth0 down 2>/dev/null
 }
 
-# expect_reserve_outcome STATS MEMALLOC_PID PLAIN_PID DELIVERED0 DROPPED1 COUNT BOUND
-# After COUNT datagrams were sent to the memalloc receiver (nr-memalloc,
-# output in /tmp/memalloc.out) with the reserve path forced: it got them all,
-# the delivered counter in the debugfs STATS file moved by exactly COUNT from
-# DELIVERED0 and the dropped one not from DROPPED1, the ordinary receiver
-# (nr-xfer, /tmp/plain.out) got nothing, the peak stayed within BOUND, and
-# the share was used up at least once.
-expect_reserve_outcome()
+# reserve_stat DEV NAME: counter NAME of DEV's RX reserve, from the debugfs
+# hook (its folder keeps the device's name in any network namespace).
+reserve_stat()
 {
-	stats=$1 count=$6 bound=$7
-	wait "$2"
-	wait "$3"
-	counter() { awk -v k="$1" '$1 == k { print $2 }' "$stats"; }
-	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" "$count"
-	expect_eq "delivered counter" $(($(counter delivered) - $4)) "$count"
-	expect_eq "dropped counter after the memalloc traffic" "$(counter dropped)" "$5"
-	grep -q "^received 0 bytes" /tmp/plain.out ||
-		{ echo "    ordinary socket got: $(cat /tmp/plain.out)"; ret=1; }
-	peak=$(counter peak)
-	[ "$peak" -ge 1 ] && [ "$peak" -le "$bound" ] || { echo "    peak $peak, bound $bound"; ret=1; }
-	[ "$(counter refused)" -gt 0 ] || { echo "    the share was never used up"; ret=1; }
+	awk -v k="$2" '$1 == k { print $2 }' "/sys/kernel/debug/rx_reserve/$1/stats"
 }
 
-# wait_counter STATS NAME WANT: wait (up to 20 s) until the counter NAME in
-# the debugfs STATS file reaches WANT, since a slow guest (TCG on a busy
-# host) may still be receiving; the caller then asserts the exact value.
+# What devices that are up add to the global reserve, in kB.
+reserve_kb() { cat /proc/sys/vm/memalloc_reserve_kbytes; }
+
+# ip_pages DEV: the pages DEV adds to the global reserve, as ip reports them.
+ip_pages() { ip -s -d -j link show dev "$1" | grep -o '"pages":[0-9]*' | cut -d: -f2; }
+
+# updown_cycles DEV COUNT: bring DEV up and down COUNT times; fails at the
+# first refusal.
+updown_cycles()
+{
+	for _ in $(seq "$2"); do
+		ip link set dev "$1" up && ip link set dev "$1" down || return 1
+	done
+}
+
+# mtu_cycles DEV MTU_A MTU_B COUNT: switch DEV's MTU to MTU_A and back to
+# MTU_B COUNT times; fails at the first refusal.
+mtu_cycles()
+{
+	for _ in $(seq "$4"); do
+		ip link set dev "$1" mtu "$2" && ip link set dev "$1" mtu "$3" || return 1
+	done
+}
+
+# expect_reserve_outcome DEV MEMALLOC_PID PLAIN_PID DELIVERED0 DROPPED1 COUNT BOUND
+# After COUNT datagrams were sent to the memalloc receiver (nr-memalloc,
+# output in /tmp/memalloc.out) with DEV's reserve path forced: it got them
+# all, DEV's delivered counter moved by exactly COUNT from DELIVERED0 and the
+# dropped one not from DROPPED1, the ordinary receiver (nr-xfer,
+# /tmp/plain.out) got nothing, the peak stayed within BOUND, and the share
+# was used up at least once.
+expect_reserve_outcome()
+{
+	dev=$1 count=$6 bound=$7
+	wait "$2"
+	wait "$3"
+	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" "$count"
+	expect_eq "delivered counter" $(($(reserve_stat "$dev" delivered) - $4)) "$count"
+	expect_eq "dropped counter after the memalloc traffic" "$(reserve_stat "$dev" dropped)" "$5"
+	grep -q "^received 0 bytes" /tmp/plain.out ||
+		{ echo "    ordinary socket got: $(cat /tmp/plain.out)"; ret=1; }
+	peak=$(reserve_stat "$dev" peak)
+	[ "$peak" -ge 1 ] && [ "$peak" -le "$bound" ] || { echo "    peak $peak, bound $bound"; ret=1; }
+	[ "$(reserve_stat "$dev" refused)" -gt 0 ] || { echo "    the share was never used up"; ret=1; }
+}
+
+# wait_counter DEV NAME WANT: wait (up to 20 s) until DEV's reserve counter
+# NAME reaches WANT, since a slow guest (TCG on a busy host) may still be
+# receiving; the caller then asserts the exact value.
 wait_counter()
 {
 	for _ in $(seq 100); do
-		[ "$(awk -v k="$2" '$1 == k { print $2 }' "$1")" -ge "$3" ] && return 0
+		[ "$(reserve_stat "$1" "$2")" -ge "$3" ] && return 0
 		sleep 0.2
 	done
 	return 1

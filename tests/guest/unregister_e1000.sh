@@ -7,7 +7,7 @@
 . /tests/lib.sh
 
 dbg=/sys/kernel/debug/rx_reserve/eth0
-stat() { awk -v k="$1" '$1 == k { print $2 }' $dbg/stats; }
+stat() { reserve_stat eth0 "$1"; }
 pci=$(basename "$(readlink /sys/class/net/eth0/device)")
 base=$(cat /proc/sys/vm/memalloc_reserve_kbytes)
 

@@ -7,19 +7,18 @@
 . /tests/lib.sh
 
 dbg=/sys/kernel/debug/rx_reserve/eth1
-reserve_kb() { cat /proc/sys/vm/memalloc_reserve_kbytes; }
 # stat NAME [DEV]: a counter of a device's reserve, from debugfs.
-stat() { awk -v k="$1" '$1 == k { print $2 }' "/sys/kernel/debug/rx_reserve/${2:-eth1}/stats"; }
-ip_pages() { ip -s -d -j link show dev "$1" | grep -o '"pages":[0-9]*' | cut -d: -f2; }
+stat() { reserve_stat "${2:-eth1}" "$1"; }
 
 # The buffer mode from the device's feature bits: bit 15 is MRG_RXBUF.
 mode=mergeable
-ring=256
+[ "$(cut -c16 /sys/class/net/eth1/device/features)" = 1 ] || mode=small
+# The ring size the tests resize from and back to.
+ring=$(ethtool -g eth1 | awk '/^Current/ { c = 1 } c && /^RX:/ { print $2; exit }')
 # 1000 cycles, unless the boot asks for fewer: make check's main boot does
 # 100 and its small-mode boot, running beside it, the 1000.
 cycles=$(sed -n 's/.*nr_updown_cycles=\([0-9]*\).*/\1/p' /proc/cmdline)
 cycles=${cycles:-1000}
-[ "$(cut -c16 /sys/class/net/eth1/device/features)" = 1 ] || mode=small
 
 test_mode()
 {
@@ -54,9 +53,8 @@ test_global_reserve_follows()
 	expect_eq "memalloc_reserve_kbytes when down" "$(reserve_kb)" "$base"
 	log_test "up adds the reported pages ($pages) to the global reserve, down takes them back"
 
-	for i in $(seq "$cycles"); do
-		ip link set dev eth1 up && ip link set dev eth1 down || { ret=1; break; }
-	done
+	updown_cycles eth1 "$cycles"
+	check_err $?
 	expect_eq "after the up/down cycles" "$(reserve_kb)" "$base"
 	log_test "$cycles up/down cycles leave the global reserve where it was"
 
@@ -64,9 +62,8 @@ test_global_reserve_follows()
 	up=$(reserve_kb)
 	# Without VIRTIO_NET_F_MTU the device allows up to 1500; the layout
 	# does not depend on the MTU, so the reserve must not move.
-	for i in $(seq 20); do
-		ip link set dev eth1 mtu 1280 && ip link set dev eth1 mtu 1500 || { ret=1; break; }
-	done
+	mtu_cycles eth1 1280 1500 20
+	check_err $?
 	expect_eq "after MTU changes" "$(reserve_kb)" "$up"
 	ip link set dev eth1 down
 	expect_eq "down" "$(reserve_kb)" "$base"
@@ -95,7 +92,6 @@ test_reserve_path()
 	# Every normal RX allocation of eth1 fails from now on.  virtio-net
 	# keeps its posted buffers across down/up, so refill the ring by
 	# resizing it: the old buffers go, the new ones come from the reserve.
-	ring=$(ethtool -g eth1 | awk '/^Current/ { c = 1 } c && /^RX:/ { print $2; exit }')
 	echo 1 >$dbg/force
 	ethtool -G eth1 rx 16
 	check_err $?
@@ -105,12 +101,12 @@ test_reserve_path()
 	[ "$alloc0" -ge 1 ] || { echo "    the ring was not refilled from the reserve"; ret=1; }
 
 	send_udp 6001 20
-	wait_counter $dbg/stats dropped $((dropped0 + 20))
+	wait_counter eth1 dropped $((dropped0 + 20))
 	sleep 0.5	# and nothing beyond
 	dropped1=$(stat dropped)
 	expect_eq "packets dropped for an ordinary socket" $((dropped1 - dropped0)) 20
 	send_udp 6000 20
-	expect_reserve_outcome $dbg/stats $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8
+	expect_reserve_outcome eth1 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8
 
 	# The reserve buffers still posted are freed by the resize: all credited.
 	echo 0 >$dbg/force

@@ -113,7 +113,7 @@ check: kernel initramfs
 		"virtio-small&=$(BOOT) --mode check --tests /tests/virtio-modes --virtio mrg_rxbuf=off \
 			--append nr_virtio_mode=small --log $(BUILD)/logs/virtio-small.log" \
 		"virtio-big&=$(BOOT) --mode check --tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
-			--append nr_virtio_mode=big --log $(BUILD)/logs/virtio-big.log" \
+			--append 'nr_virtio_mode=big nr_updown_cycles=100' --log $(BUILD)/logs/virtio-big.log" \
 		"harness=tests/harness-selftest.sh"
 
 check-series: tree

@@ -75,13 +75,12 @@ add_file /etc/group "$top/build/group" 0644
 add_file /init "$top/tests/init/init.sh" 0755
 add_file /tour.sh "$top/tests/init/tour.sh" 0755
 for f in "$top"/tests/guest/*; do
-	[ "${f##*/}" = virtio_big_mode.sh ] && continue
 	add_file "/tests/${f##*/}" "$f" 0755
 done
-# The virtio-net test again, for boots with the driver in another buffer mode.
+# The virtio-net test again, for boots with the driver in another buffer
+# mode: small (mrg_rxbuf=off) and big (mrg_rxbuf=off,host_mtu=9000).
 add_file /tests/virtio-modes/virtio_reserve.sh "$top/tests/guest/virtio_reserve.sh" 0755
-# virtio-net's big mode: a boot of its own (mrg_rxbuf=off,host_mtu=9000).
-add_file /tests/virtio-big/virtio_big_mode.sh "$top/tests/guest/virtio_big_mode.sh" 0755
+add_file /tests/virtio-big/virtio_reserve.sh "$top/tests/guest/virtio_reserve.sh" 0755
 # Each harness self-test is a suite of its own: /tests/selftest/NAME/NAME.sh.
 for f in "$top"/tests/guest-selftest/*.sh; do
 	name=${f##*/}

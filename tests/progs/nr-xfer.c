@@ -3,12 +3,13 @@
  * nr-xfer: move a known byte pattern over TCP or UDP and check it arrived.
  *
  *   nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S]
- *   nr-xfer send tcp|udp ADDR PORT BYTES
+ *   nr-xfer send tcp|udp ADDR PORT BYTES [CHUNK]
  *
  * The receiver listens on all IPv6 and IPv4 addresses, checks every byte
  * against the pattern and prints "received N bytes".  It exits 0 when TCP
  * brought all BYTES, or when UDP brought at least one datagram and nothing
- * corrupt (UDP may lose datagrams), 1 otherwise.
+ * corrupt (UDP may lose datagrams), 1 otherwise.  The sender writes
+ * CHUNK bytes at a time (default 1400; for UDP, one datagram each).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #define CHUNK 1400
+#define CHUNK_MAX 65000
 
 static unsigned char pattern_at(unsigned long off)
 {
@@ -87,12 +89,12 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
 }
 
 static int do_send(int tcp, const char *host, const char *port,
-		   unsigned long want)
+		   unsigned long want, unsigned long chunk)
 {
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in a4 = { .sin_family = AF_INET };
 	unsigned long off = 0, i, len;
-	unsigned char buf[CHUNK];
+	static unsigned char buf[CHUNK_MAX];
 	struct sockaddr *sa;
 	socklen_t salen;
 	int fd;
@@ -115,7 +117,7 @@ static int do_send(int tcp, const char *host, const char *port,
 	if (connect(fd, sa, salen))
 		return die("connect");
 	while (off < want) {
-		len = want - off < CHUNK ? want - off : CHUNK;
+		len = want - off < chunk ? want - off : chunk;
 		if (tcp) {
 			for (i = 0; i < len; i++)
 				buf[i] = pattern_at(off + i);
@@ -146,10 +148,17 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(tcp, argv[3], strtoul(argv[4], NULL, 0),
 			       argc > 5 ? atoi(argv[5]) : 10);
-	if (!strcmp(argv[1], "send") && argc == 6)
-		return do_send(tcp, argv[3], argv[4], strtoul(argv[5], NULL, 0));
+	if (!strcmp(argv[1], "send") && (argc == 6 || argc == 7)) {
+		unsigned long chunk = argc == 7 ? strtoul(argv[6], NULL, 0) : CHUNK;
+
+		if (chunk < 8 || chunk > CHUNK_MAX) {
+			fprintf(stderr, "nr-xfer: CHUNK must be 8 to %d bytes\n", CHUNK_MAX);
+			return 2;
+		}
+		return do_send(tcp, argv[3], argv[4], strtoul(argv[5], NULL, 0), chunk);
+	}
 usage:
 	fprintf(stderr, "usage: nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S]\n"
-			"       nr-xfer send tcp|udp ADDR PORT BYTES\n");
+			"       nr-xfer send tcp|udp ADDR PORT BYTES [CHUNK]\n");
 	return 2;
 }

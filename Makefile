@@ -24,7 +24,7 @@ GUEST_PROGS := $(patsubst tests/progs/%.c,$(GUEST_BIN)/%,$(wildcard tests/progs/
 PREFIX ?= /usr/local
 
 .PHONY: help deps tree export kernel iproute2 netreserve tool-check install stock-kernel debug-kernel initramfs guest-progs \
-	check check-series guest-check harness-selftest run guest-run shell clean distclean
+	check check-debug check-series guest-check harness-selftest pressure bench soak run guest-run shell clean distclean
 
 help:
 	@echo "make run          build everything and show the feature in a QEMU guest"
@@ -38,6 +38,10 @@ help:
 	@echo "make iproute2     build Debian's iproute2 with the project's patch (the guest's ip)"
 	@echo "make initramfs    build the guest's initramfs"
 	@echo "make check-series checkpatch and build each patch of the series in turn"
+	@echo "make pressure     swap over NBD while flooded: patched, rx_reserve 0 and stock 6.1 side by side"
+	@echo "make bench        RX fast path, patched against stock 6.1: medians and ratios (build/bench/)"
+	@echo "make soak DURATION=S  pressure, flood, link flaps, rx_reserve and MTU changes for S seconds (600)"
+	@echo "make check-debug  the guest suites and a short pressure run on the debug kernel (KASAN, lockdep, kmemleak)"
 	@echo "make netreserve   build the netreserve tool (userspace-tool/)"
 	@echo "make tool-check   the tool's unit tests (ASan, UBSan), cppcheck and clang-tidy"
 	@echo "make install      install netreserve and its man page under PREFIX (/usr/local)"
@@ -115,6 +119,39 @@ check: kernel initramfs
 		"virtio-big&=$(BOOT) --mode check --tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
 			--append 'nr_virtio_mode=big nr_updown_cycles=100' --log $(BUILD)/logs/virtio-big.log" \
 		"harness=tests/harness-selftest.sh"
+
+# The debug kernel (KASAN, PROVE_LOCKING, kmemleak scanned at the end,
+# DEBUG_ATOMIC_SLEEP; hung-task and soft-lockup panics, panic on warn, as
+# every boot): the guest suites with fewer cycles, KASAN being slow under
+# TCG, and one pressure run that must complete with a clean console.
+DEBUG_BZIMAGE := $(DEBUG_OUT)/arch/x86/boot/bzImage
+check-debug: debug-kernel initramfs
+	@scripts/check.sh \
+		"guest-debug=$(BOOT) --kernel $(DEBUG_BZIMAGE) --mode check --timeout 5400 \
+			--append 'nr_updown_cycles=10 nr_e1000_cycles=10 nr_mtu_cycles=10' \
+			--log $(BUILD)/logs/check-debug.log" \
+		"virtio-small-debug&=$(BOOT) --kernel $(DEBUG_BZIMAGE) --mode check --timeout 3600 \
+			--tests /tests/virtio-modes --virtio mrg_rxbuf=off \
+			--append 'nr_virtio_mode=small nr_updown_cycles=10' --log $(BUILD)/logs/check-debug-small.log" \
+		"virtio-big-debug=$(BOOT) --kernel $(DEBUG_BZIMAGE) --mode check --timeout 3600 \
+			--tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
+			--append 'nr_virtio_mode=big nr_updown_cycles=10' --log $(BUILD)/logs/check-debug-big.log" \
+		"pressure-debug=PRESSURE_STRICT=1 PRESSURE_KERNELS=debug PRESSURE_LINKS=eth0:1500 \
+			PRESSURE_DEADLINE=2400 PRESSURE_OUT=$(BUILD)/pressure-debug scripts/pressure.sh"
+
+# Not part of check: about a minute per run, 9 runs (build/pressure/report.md).
+pressure: kernel stock-kernel initramfs
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES=gnuplot-nox
+	@scripts/pressure.sh
+
+DURATION ?= 600
+soak: kernel initramfs
+	@scripts/soak.sh $(DURATION)
+
+# Not part of check: BENCH_REPS (5) x 2 boots of about a minute.
+bench: kernel stock-kernel initramfs
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES=gnuplot-nox
+	@scripts/bench.sh
 
 check-series: tree
 	@scripts/check-series.sh

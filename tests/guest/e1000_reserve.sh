@@ -8,6 +8,9 @@
 dbg=/sys/kernel/debug/rx_reserve/eth0
 # stat NAME: a counter of eth0's reserve, from debugfs.
 stat() { reserve_stat eth0 "$1"; }
+# 1000 up/down and 200 MTU cycles, unless the boot asks for fewer.
+cycles=$(boot_count nr_e1000_cycles 1000)
+mtu_changes=$(boot_count nr_mtu_cycles 200)
 
 test_default_and_round_trip()
 {
@@ -51,16 +54,16 @@ test_global_reserve_follows()
 	expect_eq "memalloc_reserve_kbytes when down" "$(reserve_kb)" "$base"
 	log_test "up adds the reported pages to the global reserve, down takes them back"
 
-	updown_cycles eth0 1000
+	updown_cycles eth0 "$cycles"
 	check_err $?
-	expect_eq "after 1000 up/down" "$(reserve_kb)" "$base"
-	log_test "1000 up/down cycles leave the global reserve where it was"
+	expect_eq "after $cycles up/down" "$(reserve_kb)" "$base"
+	log_test "$cycles up/down cycles leave the global reserve where it was"
 
 	ip link set dev eth0 up
 	up=$(reserve_kb)
-	mtu_cycles eth0 9000 1500 200
+	mtu_cycles eth0 9000 1500 "$mtu_changes"
 	check_err $?
-	expect_eq "after 200 MTU 9000/1500 changes" "$(reserve_kb)" "$up"
+	expect_eq "after $mtu_changes MTU 9000/1500 changes" "$(reserve_kb)" "$up"
 	ip link set dev eth0 rx_reserve 20
 	small=$(reserve_kb)
 	[ "$small" -lt "$up" ]

@@ -87,6 +87,14 @@ reserve_kb() { cat /proc/sys/vm/memalloc_reserve_kbytes; }
 # ip_pages DEV: the pages DEV adds to the global reserve, as ip reports them.
 ip_pages() { ip -s -d -j link show dev "$1" | grep -o '"pages":[0-9]*' | cut -d: -f2; }
 
+# boot_count NAME DEFAULT: the number NAME=N on the kernel command line, or
+# DEFAULT: lets a boot ask for fewer cycles (make check-debug, KASAN).
+boot_count()
+{
+	n=$(sed -n "s/.* $1=\([0-9]*\).*/\1/p" /proc/cmdline)
+	echo "${n:-$2}"
+}
+
 # updown_cycles DEV COUNT: bring DEV up and down COUNT times; fails at the
 # first refusal.
 updown_cycles()

@@ -35,8 +35,7 @@ dgram=$((mtu - 100))
 ring=$(ethtool -g eth1 | awk '/^Current/ { c = 1 } c && /^RX:/ { print $2; exit }')
 # 1000 cycles, unless the boot asks for fewer: make check's main boot does
 # 100 and its small-mode boot, running beside it, the 1000.
-cycles=$(sed -n 's/.*nr_updown_cycles=\([0-9]*\).*/\1/p' /proc/cmdline)
-cycles=${cycles:-1000}
+cycles=$(boot_count nr_updown_cycles 1000)
 
 test_mode()
 {

@@ -168,12 +168,19 @@ for g in "${guests[@]}"; do
 	fi
 done
 
+# Each QEMU's status first, then the console readers: a bare wait would
+# reap the other guest too and lose its status.
+qrcs=()
+for i in "${!guests[@]}"; do
+	wait "${pids[$i]}"
+	qrcs[$i]=$?
+done
+wait 2>/dev/null
+
 status=0
 for i in "${!guests[@]}"; do
 	g=${guests[$i]}
-	wait "${pids[$i]}"
-	qrc=$?
-	wait 2>/dev/null
+	qrc=${qrcs[$i]}
 	console=$run_dir/$g.console
 	if [ "${#guests[@]}" -gt 1 ]; then
 		cp "$console" "${log%.log}-$g.log"

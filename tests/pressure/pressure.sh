@@ -1,0 +1,216 @@
+#!/bin/sh
+# The pressure scenario, run in both guests of the pair topology (boot.sh
+# --topology pair --mode script); nrrole on the command line says which.
+#
+#   server: exports SWAP_MIB over NBD (nr-nbd, in its own memory) and, once
+#           the client is attached, floods the client's NIC with traffic no
+#           memalloc socket wants (nr-flood) until the client disconnects.
+#   client: little RAM; swap on /dev/nbd0 over the link (the kernel marks
+#           the NBD socket SOCK_MEMALLOC); nr-hog writes HOG_MIB (well past
+#           RAM) and verifies every byte, while a sampler prints one
+#           "nr-sample" line a second.  Ends with one "nr-result" line.
+#
+# Parameters from the kernel command line:
+#   nr_nic=eth0|eth1   the link NBD and the flood use (e1000 or virtio-net)
+#   nr_mtu=N           its MTU on both ends
+#   nr_reserve=N|default  rx_reserve on the client's NICs
+#   nr_hog=MIB          what the workload writes, split over nr_hogs processes
+#   nr_hogs=N nr_swap=MIB nr_flood=0|1
+#   nr_min_free_kb=KB   vm.min_free_kbytes for the run (default: the kernel's)
+#   nr_soak=SECONDS     soak (make soak): run the workload again and again for
+#                       SECONDS while link flaps and rx_reserve and MTU
+#                       changes hit the client's NICs at random; ends with
+#                       one "nr-soak" line instead of "nr-result"
+set -u
+arg() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+role=$(arg nrrole)
+nic=$(arg nr_nic); nic=${nic:-eth0}
+mtu=$(arg nr_mtu); mtu=${mtu:-1500}
+reserve=$(arg nr_reserve); reserve=${reserve:-default}
+hog=$(arg nr_hog); hog=${hog:-384}
+hogs=$(arg nr_hogs); hogs=${hogs:-2}
+swap=$(arg nr_swap); swap=${swap:-448}
+flood=$(arg nr_flood); flood=${flood:-1}
+min_free=$(arg nr_min_free_kb)
+soak=$(arg nr_soak); soak=${soak:-0}
+server=10.99.0.1 client=10.99.0.2
+port=10809
+
+ip link set dev "$nic" mtu "$mtu" || exit 1
+if [ "$role" = server ]; then
+	ip addr add $server/24 dev "$nic"
+else
+	ip addr add $client/24 dev "$nic"
+fi
+ip link set dev "$nic" up
+for _ in $(seq 50); do
+	ip link show dev "$nic" | grep -q LOWER_UP && break
+	sleep 0.2
+done
+
+if [ "$role" = server ]; then
+	nr-nbd serve $port "$swap" >/tmp/nbd.out 2>&1 &
+	nbd=$!
+	for _ in $(seq 600); do
+		grep -q "client connected" /tmp/nbd.out && break
+		kill -0 $nbd 2>/dev/null || break
+		sleep 0.5
+	done
+	flooder=
+	if [ "$flood" = 1 ]; then
+		nr-flood $client 100000 $((mtu - 100)) &
+		flooder=$!
+	fi
+	wait $nbd
+	rc=$?
+	[ -n "$flooder" ] && kill $flooder
+	cat /tmp/nbd.out
+	exit $rc
+fi
+
+# Client.
+for _ in $(seq 50); do
+	ping -c 1 -W 1 $server >/dev/null 2>&1 && break
+done
+if [ "$reserve" != default ]; then
+	for dev in eth0 eth1; do
+		ip link set dev $dev rx_reserve "$reserve" || exit 1
+	done
+fi
+[ -n "$min_free" ] && sysctl -qw vm.min_free_kbytes="$min_free"
+# A bound socket that never reads: the flood to port 5001 lands there.
+nr-memalloc recv 5001 1 1 nomark 100000 >/dev/null 2>&1 &
+idle=$!
+sleep 2	# let the server listen
+nr-nbd attach /dev/nbd0 $server $port || exit 1
+mkswap /dev/nbd0 >/dev/null || exit 1
+swapon /dev/nbd0 || exit 1
+
+kernel=$(uname -r)
+echo "nr-info kernel=$kernel nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
+
+# One line a second: the device's reserve counters (patched kernels), free
+# pages against the min watermark, swap traffic, the workload's progress.
+sampler()
+{
+	t0=$(cut -d. -f1 /proc/uptime)
+	while :; do
+		# Seconds since the start, from the clock: a stalled guest skips samples.
+		t=$(($(cut -d. -f1 /proc/uptime) - t0))
+		stats=
+		for dev in eth0 eth1; do
+			f=/sys/kernel/debug/rx_reserve/$dev/stats
+			[ -r $f ] && stats="$stats $(awk -v d=$dev '{ printf "%s_%s=%s ", d, $1, $2 }' $f)"
+		done
+		free=$(awk '$1 == "nr_free_pages" { print $2 }' /proc/vmstat)
+		wm=$(awk '$1 == "min" { m += $2 } END { print m }' /proc/zoneinfo)
+		swap_kb=$(awk '/^SwapTotal:/ { t = $2 } /^SwapFree:/ { f = $2 } END { print t - f }' /proc/meminfo)
+		rx=$(cat /sys/class/net/$nic/statistics/rx_packets)
+		done_mib=$(cat /tmp/hog.*.progress 2>/dev/null | awk '{ d += $2; p = $1 } END { printf "%s %d", p, d }')
+		echo "nr-sample t=$t free_pages=$free wmark_min=$wm swap_used_kb=$swap_kb rx_packets=$rx phase=${done_mib% *} done_mib=${done_mib#* }$stats"
+		sleep 1
+	done
+}
+sampler &
+sampler_pid=$!
+
+# The workload: nr_hogs processes at once (the guest has two CPUs), each
+# writing and verifying its part; the outcome is the worst of theirs.
+run_workload()
+{
+	rm -f /tmp/hog.*.out
+	pids=
+	for i in $(seq "$hogs"); do
+		nr-hog $((hog / hogs)) /tmp/hog.$i.progress >/tmp/hog.$i.out 2>&1 &
+		pids="$pids $!"
+	done
+	rc=0
+	for pid in $pids; do
+		wait "$pid"
+		r=$?
+		[ "$r" -gt "$rc" ] && rc=$r
+	done
+	verified=$(sed -n 's/.*verified \([0-9]*\) bytes.*/\1/p' /tmp/hog.*.out | awk '{ s += $1 } END { print s + 0 }')
+	differ=$(sed -n 's/.*, \([0-9]*\) differ.*/\1/p' /tmp/hog.*.out | awk '{ s += $1 } END { print s + 0 }')
+	return "$rc"
+}
+
+reserve_stats()
+{
+	for dev in eth0 eth1; do
+		f=/sys/kernel/debug/rx_reserve/$dev/stats
+		[ -r $f ] && awk -v d=$dev '{ printf " %s_%s=%s", d, $1, $2 }' $f
+	done
+}
+
+if [ "$soak" = 0 ]; then
+	start=$(date +%s)
+	run_workload
+	rc=$?
+	end=$(date +%s)
+	kill $sampler_pid
+	cat /tmp/hog.*.out
+	outcome=completed
+	[ "$rc" = 0 ] || outcome=failed
+	[ "$rc" -gt 128 ] && outcome="killed-by-signal-$((rc - 128))"
+	[ "$differ" != 0 ] && outcome=corrupt
+	echo "nr-result outcome=$outcome rc=$rc seconds=$((end - start)) verified=$verified differ=$differ$(reserve_stats)"
+else
+	# Soak: the other NIC flaps and changes MTU, both NICs' shares change,
+	# at random, while the workload runs again and again.
+	other=eth1
+	[ "$nic" = eth1 ] && other=eth0
+	user_min_free=$(cat /proc/sys/vm/min_free_kbytes)
+	rnd() { od -An -N2 -tu2 /dev/urandom | tr -d ' '; }
+	chaos()
+	{
+		actions=0
+		while [ ! -e /tmp/soak.stop ]; do
+			case $(($(rnd) % 4)) in
+			0) ip link set dev $other up; sleep 0.$(($(rnd) % 10)); ip link set dev $other down ;;
+			1) ip link set dev $other mtu $(echo 1280 1500 4000 9000 | cut -d' ' -f$(($(rnd) % 4 + 1))) ;;
+			2) ip link set dev $nic rx_reserve $(echo 0 8 20 50 100 | cut -d' ' -f$(($(rnd) % 5 + 1))) ;;
+			3) ip link set dev $other rx_reserve $(echo 0 8 20 50 100 | cut -d' ' -f$(($(rnd) % 5 + 1))) ;;
+			esac
+			actions=$((actions + 1))
+			echo "$actions" >/tmp/soak.actions
+			sleep 0.$(($(rnd) % 10 + 1))
+		done
+	}
+	chaos &
+	chaos_pid=$!
+	start=$(date +%s) runs=0 bad=0 total_verified=0
+	while [ $(($(date +%s) - start)) -lt "$soak" ]; do
+		run_workload
+		rc=$?
+		runs=$((runs + 1))
+		total_verified=$((total_verified + verified))
+		[ "$rc" = 0 ] && [ "$differ" = 0 ] || bad=$((bad + 1))
+		echo "nr-soak-run n=$runs rc=$rc verified=$verified differ=$differ elapsed=$(($(date +%s) - start))"
+	done
+	touch /tmp/soak.stop
+	wait $chaos_pid
+	kill $sampler_pid
+	# Back to the defaults, the other NIC down: then nothing may be held,
+	# the global reserve must be exactly what the NBD NIC's share adds, and
+	# the user's part of min_free_kbytes must be what it was.
+	ip link set dev $other down
+	ip link set dev $other mtu 1500
+	ip link set dev $nic rx_reserve 50
+	ip link set dev $other rx_reserve 50
+	swapoff /dev/nbd0
+	sleep 1
+	pages=$(awk '$1 == "pages" { print $2 }' /sys/kernel/debug/rx_reserve/$nic/stats)
+	echo "nr-soak runs=$runs bad_runs=$bad verified=$total_verified actions=$(cat /tmp/soak.actions 2>/dev/null || echo 0) seconds=$(($(date +%s) - start)) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes) nic_pages_kb=$((pages * 4)) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) min_free_kb_before=$user_min_free$(reserve_stats)"
+fi
+
+swapoff /dev/nbd0 2>/dev/null
+nr-nbd detach /dev/nbd0
+kill $idle 2>/dev/null
+# The reserve is back to idle: nothing held once the swap is gone.
+sleep 1
+for dev in eth0 eth1; do
+	f=/sys/kernel/debug/rx_reserve/$dev/stats
+	[ -r $f ] && echo "nr-after $dev held=$(awk '$1 == "held" { print $2 }' $f)"
+done
+exit 0

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nr-nbd: a minimal NBD server, and a client that hands its socket to the
+ * kernel's nbd driver, for swap over the network in the pressure test.
+ *
+ *   nr-nbd serve PORT SIZE_MIB   serve one connection with an export of
+ *                                SIZE_MIB held in this process's memory;
+ *                                exit when the client disconnects or has
+ *                                been silent for IDLE_S (120) seconds
+ *   nr-nbd attach DEV ADDR PORT  connect, read the greeting, and give the
+ *                                socket to DEV (/dev/nbd0); the kernel
+ *                                marks it SOCK_MEMALLOC.  Returns once DEV
+ *                                has its size; a child stays in NBD_DO_IT
+ *   nr-nbd detach DEV            disconnect DEV
+ *
+ * The greeting is NBD's oldstyle negotiation: the server announces the
+ * export's size and flags, the client asks for nothing.  That is all the
+ * kernel's transmission phase needs, and both ends are ours.
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nbd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define NBD_OLDSTYLE_MAGIC	0x00420281861253ULL
+#define GREETING_LEN		152
+#define IDLE_S			120
+#define BLOCK_SIZE		4096
+
+static int die(const char *what)
+{
+	fprintf(stderr, "nr-nbd: %s: %s\n", what, strerror(errno));
+	return 1;
+}
+
+/* Read or write exactly @len bytes; false on EOF, error or timeout. */
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+
+		if (n <= 0)
+			return 0;
+		p += n;
+		len -= n;
+	}
+	return 1;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n <= 0)
+			return 0;
+		p += n;
+		len -= n;
+	}
+	return 1;
+}
+
+/* Read and discard @len bytes. */
+static int skip(int fd, uint32_t len)
+{
+	static char sink[65536];
+
+	while (len) {
+		uint32_t n = len < sizeof(sink) ? len : sizeof(sink);
+
+		if (!read_all(fd, sink, n))
+			return 0;
+		len -= n;
+	}
+	return 1;
+}
+
+static int serve_one(int conn, char *disk, uint64_t size)
+{
+	unsigned char greeting[GREETING_LEN] = "NBDMAGIC";
+	uint64_t magic = htobe64(NBD_OLDSTYLE_MAGIC), be_size = htobe64(size);
+	uint32_t flags = htobe32(NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH);
+	uint64_t reads = 0, writes = 0;
+	struct nbd_request req;
+	struct nbd_reply reply;
+
+	memcpy(greeting + 8, &magic, 8);
+	memcpy(greeting + 16, &be_size, 8);
+	memcpy(greeting + 24, &flags, 4);
+	if (!write_all(conn, greeting, sizeof(greeting)))
+		return die("greeting");
+
+	while (read_all(conn, &req, sizeof(req))) {
+		uint32_t type = be32toh(req.type) & 0xffff;
+		uint64_t from = be64toh(req.from);
+		uint32_t len = be32toh(req.len);
+		int bad = from > size || len > size - from;
+
+		if (be32toh(req.magic) != NBD_REQUEST_MAGIC) {
+			fprintf(stderr, "nr-nbd: bad request magic\n");
+			return 1;
+		}
+		if (type == NBD_CMD_DISC)
+			break;
+		reply.magic = htobe32(NBD_REPLY_MAGIC);
+		reply.error = htobe32(bad ? EINVAL : 0);
+		memcpy(reply.handle, req.handle, sizeof(reply.handle));
+		switch (type) {
+		case NBD_CMD_WRITE:
+			/* The data follows the request even when it is out of range. */
+			if (bad ? !skip(conn, len) : !read_all(conn, disk + from, len))
+				return 1;
+			writes += len;
+			if (!write_all(conn, &reply, sizeof(reply)))
+				return 1;
+			break;
+		case NBD_CMD_READ:
+			if (!write_all(conn, &reply, sizeof(reply)) ||
+			    (!bad && !write_all(conn, disk + from, len)))
+				return 1;
+			reads += len;
+			break;
+		default:	/* FLUSH: the export is memory; TRIM is not offered */
+			if (!write_all(conn, &reply, sizeof(reply)))
+				return 1;
+		}
+	}
+	printf("nr-nbd: served %llu MiB written, %llu MiB read\n",
+	       (unsigned long long)(writes >> 20), (unsigned long long)(reads >> 20));
+	return 0;
+}
+
+static int do_serve(const char *port, unsigned long mib)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	struct timeval idle = { .tv_sec = IDLE_S };
+	uint64_t size = (uint64_t)mib << 20;
+	int fd, conn, one = 1;
+	char *disk;
+
+	/* Touched only where the client writes. */
+	disk = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (disk == MAP_FAILED)
+		return die("mmap");
+	addr.sin_port = htons(atoi(port));
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return die("socket");
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 1))
+		return die("bind");
+	printf("nr-nbd: serving %lu MiB on port %s\n", mib, port);
+	fflush(stdout);
+	conn = accept(fd, NULL, NULL);
+	if (conn < 0)
+		return die("accept");
+	setsockopt(conn, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &idle, sizeof(idle));
+	printf("nr-nbd: client connected\n");
+	fflush(stdout);
+	return serve_one(conn, disk, size);
+}
+
+static int do_attach(const char *dev, const char *host, const char *port)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	unsigned char greeting[GREETING_LEN];
+	uint64_t magic, size;
+	uint32_t flags;
+	char sysfs[64];
+	int fd, nbd, i;
+	pid_t child;
+
+	addr.sin_port = htons(atoi(port));
+	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+		fprintf(stderr, "nr-nbd: '%s' is not an IPv4 address\n", host);
+		return 2;
+	}
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return die("socket");
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
+		return die("connect");
+	if (!read_all(fd, greeting, sizeof(greeting)))
+		return die("greeting");
+	memcpy(&magic, greeting + 8, 8);
+	memcpy(&size, greeting + 16, 8);
+	memcpy(&flags, greeting + 24, 4);
+	if (memcmp(greeting, "NBDMAGIC", 8) || be64toh(magic) != NBD_OLDSTYLE_MAGIC) {
+		fprintf(stderr, "nr-nbd: not an oldstyle NBD server\n");
+		return 1;
+	}
+	size = be64toh(size);
+
+	nbd = open(dev, O_RDWR);
+	if (nbd < 0)
+		return die(dev);
+	if (ioctl(nbd, NBD_SET_BLKSIZE, BLOCK_SIZE) ||
+	    ioctl(nbd, NBD_SET_SIZE_BLOCKS, size / BLOCK_SIZE) ||
+	    ioctl(nbd, NBD_SET_FLAGS, be32toh(flags) & 0xffff) ||
+	    ioctl(nbd, NBD_SET_SOCK, fd))
+		return die("nbd setup");
+
+	child = fork();
+	if (child < 0)
+		return die("fork");
+	if (child == 0) {
+		/* The kernel serves requests in this call until disconnect. */
+		setsid();
+		if (ioctl(nbd, NBD_DO_IT))
+			perror("nr-nbd: NBD_DO_IT");
+		ioctl(nbd, NBD_CLEAR_QUE);
+		ioctl(nbd, NBD_CLEAR_SOCK);
+		_exit(0);
+	}
+	snprintf(sysfs, sizeof(sysfs), "/sys/block/%s/size", strrchr(dev, '/') + 1);
+	for (i = 0; i < 100; i++) {
+		FILE *f = fopen(sysfs, "r");
+		unsigned long long sectors = 0;
+
+		if (f) {
+			if (fscanf(f, "%llu", &sectors) != 1)
+				sectors = 0;
+			fclose(f);
+		}
+		if (sectors) {
+			printf("nr-nbd: %s attached, %llu MiB\n", dev,
+			       (unsigned long long)(size >> 20));
+			return 0;
+		}
+		usleep(100000);
+	}
+	fprintf(stderr, "nr-nbd: %s did not come up\n", dev);
+	return 1;
+}
+
+static int do_detach(const char *dev)
+{
+	int nbd = open(dev, O_RDWR);
+
+	if (nbd < 0)
+		return die(dev);
+	if (ioctl(nbd, NBD_DISCONNECT))
+		return die("NBD_DISCONNECT");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "serve"))
+		return do_serve(argv[2], strtoul(argv[3], NULL, 0));
+	if (argc == 5 && !strcmp(argv[1], "attach") && strchr(argv[2], '/'))
+		return do_attach(argv[2], argv[3], argv[4]);
+	if (argc == 3 && !strcmp(argv[1], "detach"))
+		return do_detach(argv[2]);
+	fprintf(stderr, "usage: nr-nbd serve PORT SIZE_MIB\n"
+			"       nr-nbd attach DEV ADDR PORT\n"
+			"       nr-nbd detach DEV\n");
+	return 2;
+}

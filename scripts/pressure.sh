@@ -66,7 +66,10 @@ outcome()
 {
 	local log=$out/$1-client.log rc=$2 result
 	result=$(grep -a '^nr-result ' "$log" | tail -1)
-	if [ -n "$result" ]; then
+	if grep -aq 'invoked oom-killer' "$out/$1-server.log"; then
+		# The harness's own failure, not the client kernel's.
+		echo "server guest ran out of memory (harness)"
+	elif [ -n "$result" ]; then
 		case "$(field "$result" outcome)" in
 		completed) echo completed ;;
 		corrupt) echo "DATA CORRUPTED" ;;
@@ -137,7 +140,7 @@ for link in $links; do
 		start=$(date +%s)
 		"$top/tests/qemu/boot.sh" --topology pair --mode script \
 			--script "$top/tests/pressure/pressure.sh" --kernel "$(kernel_image "$k")" \
-			--mem "$mem" --timeout "$deadline" --log "$out/$name.log" \
+			--mem "$mem" --server-mem 1024 --timeout "$deadline" --log "$out/$name.log" \
 			--append "nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) $min_free" \
 			>"$out/$name.out" 2>&1
 		rc=$?

@@ -26,7 +26,7 @@ field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 
 echo "soak: ${duration} s of pressure, flood, link flaps and rx_reserve/MTU changes (patched kernel, e1000)"
 "$top/tests/qemu/boot.sh" --topology pair --mode script --script "$top/tests/pressure/pressure.sh" \
-	--mem 256 --timeout $((duration + 900)) --log "$out/soak.log" \
+	--mem 256 --server-mem 1024 --timeout $((duration + 900)) --log "$out/soak.log" \
 	--append "nr_nic=eth0 nr_mtu=1500 nr_hog=384 nr_hogs=4 nr_swap=448 nr_min_free_kb=512 nr_soak=$duration" \
 	> >(grep --line-buffered -E 'nr-soak-run|boot.sh' | sed -u 's/^/soak: /') 2>&1
 rc=$?

@@ -13,6 +13,7 @@
 #                       or pair (client and server guests, e1000 <-> e1000 and
 #                       virtio-net <-> virtio-net)
 #     --mem MB          guest memory (default 512; with pair, the client's)
+#     --server-mem MB   with pair, the server's memory (default 512)
 #     --timeout S       hard limit for the whole run (default 900)
 #     --log FILE        console log (default build/logs/<mode>.log)
 #     --append ARGS     extra kernel command line
@@ -31,7 +32,7 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$top/build/kernel/arch/x86/boot/bzImage
 initrd=$top/build/initramfs.cpio
-mode=check script= tests= topology=single mem=512 timeout=900 log= append=
+mode=check script= tests= topology=single mem=512 server_mem=512 timeout=900 log= append=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -45,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--timeout) timeout=$2; shift ;;
 	--log) log=$2; shift ;;
 	--append) append=$2; shift ;;
+	--server-mem) server_mem=$2; shift ;;
 	--virtio) virtio_opts=,$2; shift ;;
 	*) echo "boot.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -137,7 +139,7 @@ single)
 	;;
 pair)
 	read -r p1 p2 p3 p4 < <(free_udp_ports 4)
-	start_guest server "$(qemu_args server 512 server \
+	start_guest server "$(qemu_args server "$server_mem" server \
 		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:01:01 \
 		-netdev socket,id=n0,udp=127.0.0.1:$p2,localaddr=127.0.0.1:$p1 \
 		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:01:02 \

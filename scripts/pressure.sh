@@ -81,7 +81,9 @@ outcome()
 		echo "stalled: hung task"
 	elif grep -aq 'soft lockup' "$log"; then
 		echo "stalled: soft lockup"
-	elif [ "$rc" = 124 ]; then
+	elif grep -aq 'Possible stuck request' "$log"; then
+		echo "stalled: swap I/O stuck, no result in ${deadline} s"
+	elif [ "$rc" = 124 ] || grep -q 'client: timed out' "$out/$1.out"; then
 		echo "stalled: no result in ${deadline} s"
 	elif grep -aq 'Kernel panic' "$log"; then
 		echo "panic: $(grep -a 'Kernel panic' "$log" | head -1 | sed 's/.*Kernel panic - //; s/\r//')"

@@ -87,6 +87,18 @@ reserve_kb() { cat /proc/sys/vm/memalloc_reserve_kbytes; }
 # ip_pages DEV: the pages DEV adds to the global reserve, as ip reports them.
 ip_pages() { ip -s -d -j link show dev "$1" | grep -o '"pages":[0-9]*' | cut -d: -f2; }
 
+# pci_rescan DRIVER NAME: rescan the PCI bus after a device was removed,
+# and give the NIC DRIVER brings back its usual NAME.
+pci_rescan()
+{
+	echo 1 >/sys/bus/pci/rescan
+	sleep 2
+	for dev in /sys/class/net/*; do
+		drv=$(basename "$(readlink -f "$dev/device/driver" 2>/dev/null)" 2>/dev/null)
+		[ "$drv" = "$1" ] && [ "${dev##*/}" != "$2" ] && ip link set "${dev##*/}" name "$2"
+	done
+}
+
 # boot_count NAME DEFAULT: the number NAME=N on the kernel command line, or
 # DEFAULT: lets a boot ask for fewer cycles (make check-debug, KASAN).
 boot_count()

@@ -44,12 +44,7 @@ log_test "PCI removal with reserve buffers in the ring and in flight"
 ip netns del peer
 ip addr flush dev eth1
 ip link set eth1 down
-echo 1 >/sys/bus/pci/rescan
-sleep 2
-for dev in /sys/class/net/*; do
-	drv=$(basename "$(readlink -f "$dev/device/driver" 2>/dev/null)" 2>/dev/null)
-	[ "$drv" = e1000 ] && [ "${dev##*/}" != eth0 ] && ip link set "${dev##*/}" name eth0
-done
+pci_rescan e1000 eth0
 ip -d link show dev eth0 | grep -q "rx_reserve 50 "
 check_err $?
 expect_eq "memalloc_reserve_kbytes after the rescan" "$(cat /proc/sys/vm/memalloc_reserve_kbytes)" "$base"

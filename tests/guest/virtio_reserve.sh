@@ -92,17 +92,23 @@ test_global_reserve_follows()
 # to the root namespace (virtio-net) on PORT.
 send_udp() { ip netns exec peer nr-xfer send udp 192.0.2.2 "$1" $(($2 * dgram)) $dgram; }
 
-test_reserve_path()
+# The link pair at this mode's MTU, carrying only the tests' datagrams (no
+# neighbour discovery, no IPv6 chatter), one frame each however big (no IP
+# fragments to count), and virtio-net with a share of 8.
+quiet_link_pair()
 {
-	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "reserve path"; return; }
-	# Only our datagrams: no neighbour discovery, no IPv6 chatter.
+	setup_link_pair || { echo "    link setup failed"; return 1; }
 	sysctl -qw net.ipv6.conf.eth1.disable_ipv6=1
 	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
 	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
-	# One frame per datagram, however big: no IP fragments to count.
 	ip -n peer link set dev eth0 mtu "$mtu"
 	ip link set dev eth1 mtu "$mtu"
 	ip link set dev eth1 rx_reserve 8
+}
+
+test_reserve_path()
+{
+	quiet_link_pair || { ret=1; log_test "reserve path"; return; }
 
 	nr-memalloc recv 6000 20 20 mark >/tmp/memalloc.out &
 	memalloc_pid=$!
@@ -208,13 +214,7 @@ test_unregister()
 {
 	base=$(reserve_kb)
 	pci=$(basename "$(dirname "$(readlink -f /sys/class/net/eth1/device)")")
-	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "unregister"; return; }
-	sysctl -qw net.ipv6.conf.eth1.disable_ipv6=1
-	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
-	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
-	ip -n peer link set dev eth0 mtu "$mtu"
-	ip link set dev eth1 mtu "$mtu"
-	ip link set dev eth1 rx_reserve 8
+	quiet_link_pair || { ret=1; log_test "unregister"; return; }
 
 	# The receiver lets 5 datagrams queue for 6 seconds before it reads them.
 	nr-memalloc recv 6000 5 20 mark 6 >/tmp/memalloc.out &
@@ -241,12 +241,7 @@ test_unregister()
 	ip -n peer link set dev eth0 mtu 1500
 	ip netns del peer
 	ip link set eth0 down
-	echo 1 >/sys/bus/pci/rescan
-	sleep 2
-	for dev in /sys/class/net/*; do
-		drv=$(basename "$(readlink -f "$dev/device/driver" 2>/dev/null)" 2>/dev/null)
-		[ "$drv" = virtio_net ] && [ "${dev##*/}" != eth1 ] && ip link set "${dev##*/}" name eth1
-	done
+	pci_rescan virtio_net eth1
 	ip -d link show dev eth1 | grep -q "rx_reserve 50 "
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes after the rescan" "$(reserve_kb)" "$base"

@@ -154,7 +154,7 @@ for link in $links; do
 		console=clean
 		if grep -q "the kernel reported a problem" "$out/$name.out"; then
 			console="reported: $(grep -A1 'the kernel reported a problem' "$out/$name.out" |
-				sed -n '2{s/^\[ *[0-9.]*\] //;s/[|]/:/g;p}' | cut -c1-60)"
+				sed -n '2{s/\r$//;s/^\[ *[0-9.]*\] //;s/[|]/:/g;p}' | cut -c1-60)"
 		fi
 		if [ "$what" = completed ] && [ "$console" = clean ] && [ "$rc" = 0 ]; then
 			passed=$((passed + 1))

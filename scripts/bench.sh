@@ -18,8 +18,15 @@ declare -A image=(
 )
 
 results=$out/results.tsv
-printf 'rep\tkernel\tnic\ttest\tvalue\n' >"$results"
+# BENCH_REUSE=1: no boots, only the report again from the last results.tsv.
+if [ "${BENCH_REUSE:-0}" = 1 ]; then
+	[ -s "$results" ] || { echo "bench: no $results to reuse" >&2; exit 1; }
+	reps=$(awk -F'\t' 'NR > 1 && $1 > r { r = $1 } END { print r + 0 }' "$results")
+else
+	printf 'rep\tkernel\tnic\ttest\tvalue\n' >"$results"
+fi
 for rep in $(seq "$reps"); do
+	[ "${BENCH_REUSE:-0}" = 1 ] && break
 	# Alternate which kernel goes first, so drift on the host hits both.
 	order="patched stock"
 	[ $((rep % 2)) = 0 ] && order="stock patched"
@@ -47,10 +54,19 @@ awk -F'\t' 'NR > 1 { key = $3 "\t" $4; v[key, $2] = v[key, $2] " " $5; keys[key]
 		if (n == 0) return ""
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
+	# (max - min) / median: how far one repetition moves from the next.
+	function spread(list,    a, n, i, lo, hi) {
+		n = split(list, a, " ")
+		if (n == 0) return "-"
+		lo = hi = a[1] + 0
+		for (i = 2; i <= n; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
+		return sprintf("%.0f%%", 100 * (hi - lo) / median(list))
+	}
 	END {
 		for (key in keys) {
 			p = median(v[key, "patched"]); s = median(v[key, "stock"])
-			printf "%s\t%s\t%s\t%s\n", key, p, s, (s > 0 && p != "") ? sprintf("%.3f", p / s) : "-"
+			printf "%s\t%s\t%s\t%s\t%s\t%s\n", key, p, s, (s > 0 && p != "") ? sprintf("%.3f", p / s) : "-",
+				spread(v[key, "patched"]), spread(v[key, "stock"])
 		}
 	}' "$results" | sort >"$medians"
 
@@ -61,9 +77,12 @@ awk -F'\t' 'NR > 1 { key = $3 "\t" $4; v[key, $2] = v[key, $2] " " $5; keys[key]
 	echo "per test, kernels alternating. Plenty of memory: the reserve is never used. Under TCG"
 	echo "the absolute numbers are the emulator's; only the ratios mean anything."
 	echo
-	echo "| into | test | patched (median) | stock (median) | patched / stock |"
-	echo "| --- | --- | --- | --- | --- |"
-	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5 }' "$medians"
+	echo "| into | test | patched (median) | stock (median) | patched / stock | spread patched | spread stock |"
+	echo "| --- | --- | --- | --- | --- | --- | --- |"
+	awk -F'\t' '{ printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7 }' "$medians"
+	echo
+	echo "Spread: (largest - smallest) / median over the repetitions of one kernel. A ratio"
+	echo "whose distance from 1 is well inside the spread is not a measured difference."
 	echo
 	echo "Every measurement: results.tsv."
 } >"$report"
@@ -76,10 +95,11 @@ if command -v gnuplot >/dev/null; then
 	set style data histograms
 	set style fill solid 0.6
 	set yrange [0:1.2]
+	set bmargin 4
 	set ylabel 'patched / stock'
 	set grid ytics
 	set datafile separator '\t'
-	plot '$medians' using 5:xtic(sprintf("%s %s", strcol(1), strcol(2))) title 'ratio', 1 with lines dt 2 title 'parity'
+	plot '$medians' using 5:xtic(sprintf("%s\n%s", strcol(1), strcol(2))) title 'ratio', 1 with lines dt 2 title 'parity'
 	PLOT
 	echo "![bench](bench.png)" >>"$report"
 fi

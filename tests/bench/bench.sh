@@ -4,7 +4,7 @@
 # each NIC (e1000 in the peer namespace, virtio-net in the root one), SECONDS
 # each.  Prints one "nr-bench nic=... test=... value=..." line per result.
 . /tests/lib.sh
-seconds=$(boot_count nr_bench_seconds 5)
+seconds=$(boot_arg nr_bench_seconds 5)
 
 setup_link_pair || exit 1
 ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent

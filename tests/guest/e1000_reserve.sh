@@ -9,8 +9,8 @@ dbg=/sys/kernel/debug/rx_reserve/eth0
 # stat NAME: a counter of eth0's reserve, from debugfs.
 stat() { reserve_stat eth0 "$1"; }
 # 1000 up/down and 200 MTU cycles, unless the boot asks for fewer.
-cycles=$(boot_count nr_e1000_cycles 1000)
-mtu_changes=$(boot_count nr_mtu_cycles 200)
+cycles=$(boot_arg nr_e1000_cycles 1000)
+mtu_changes=$(boot_arg nr_mtu_cycles 200)
 
 test_default_and_round_trip()
 {

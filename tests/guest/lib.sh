@@ -99,12 +99,13 @@ pci_rescan()
 	done
 }
 
-# boot_count NAME DEFAULT: the number NAME=N on the kernel command line, or
-# DEFAULT: lets a boot ask for fewer cycles (make check-debug, KASAN).
-boot_count()
+# boot_arg NAME [DEFAULT]: VALUE of NAME=VALUE on the kernel command line,
+# or DEFAULT: lets a boot choose a mode, a scenario's parameters, or fewer
+# cycles (make check-debug, KASAN).
+boot_arg()
 {
-	n=$(sed -n "s/.* $1=\([0-9]*\).*/\1/p" /proc/cmdline)
-	echo "${n:-$2}"
+	value=$(sed -n "s/.* $1=\([^ ]*\).*/\1/p" /proc/cmdline)
+	echo "${value:-${2:-}}"
 }
 
 # updown_cycles DEV COUNT: bring DEV up and down COUNT times; fails at the

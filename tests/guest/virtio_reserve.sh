@@ -35,12 +35,11 @@ dgram=$((mtu - 100))
 ring=$(ethtool -g eth1 | awk '/^Current/ { c = 1 } c && /^RX:/ { print $2; exit }')
 # 1000 cycles, unless the boot asks for fewer: make check's main boot does
 # 100 and its small-mode boot, running beside it, the 1000.
-cycles=$(boot_count nr_updown_cycles 1000)
+cycles=$(boot_arg nr_updown_cycles 1000)
 
 test_mode()
 {
-	want=$(sed -n 's/.*nr_virtio_mode=\([a-z]*\).*/\1/p' /proc/cmdline)
-	want=${want:-mergeable}
+	want=$(boot_arg nr_virtio_mode mergeable)
 	expect_eq "virtio-net buffer mode" "$mode" "$want"
 	log_test "virtio-net runs with $want receive buffers ($pages_per_buf pages each)"
 }

@@ -22,17 +22,17 @@
 #                       changes hit the client's NICs at random; ends with
 #                       one "nr-soak" line instead of "nr-result"
 set -u
-arg() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" /proc/cmdline; }
-role=$(arg nrrole)
-nic=$(arg nr_nic); nic=${nic:-eth0}
-mtu=$(arg nr_mtu); mtu=${mtu:-1500}
-reserve=$(arg nr_reserve); reserve=${reserve:-default}
-hog=$(arg nr_hog); hog=${hog:-384}
-hogs=$(arg nr_hogs); hogs=${hogs:-2}
-swap=$(arg nr_swap); swap=${swap:-448}
-flood=$(arg nr_flood); flood=${flood:-1}
-min_free=$(arg nr_min_free_kb)
-soak=$(arg nr_soak); soak=${soak:-0}
+. /tests/lib.sh
+role=$(boot_arg nrrole)
+nic=$(boot_arg nr_nic eth0)
+mtu=$(boot_arg nr_mtu 1500)
+reserve=$(boot_arg nr_reserve default)
+hog=$(boot_arg nr_hog 384)
+hogs=$(boot_arg nr_hogs 2)
+swap=$(boot_arg nr_swap 448)
+flood=$(boot_arg nr_flood 1)
+min_free=$(boot_arg nr_min_free_kb)
+soak=$(boot_arg nr_soak 0)
 server=10.99.0.1 client=10.99.0.2
 port=10809
 
@@ -89,6 +89,16 @@ swapon /dev/nbd0 || exit 1
 kernel=$(uname -r)
 echo "nr-info kernel=$kernel nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
 
+# " eth0_held=N eth0_peak=N ...": both NICs' reserve counters (patched
+# kernels), as the sample and result lines carry them.
+reserve_stats()
+{
+	for dev in eth0 eth1; do
+		f=/sys/kernel/debug/rx_reserve/$dev/stats
+		[ -r $f ] && awk -v d=$dev '{ printf " %s_%s=%s", d, $1, $2 }' $f
+	done
+}
+
 # One line a second: the device's reserve counters (patched kernels), free
 # pages against the min watermark, swap traffic, the workload's progress.
 sampler()
@@ -97,17 +107,12 @@ sampler()
 	while :; do
 		# Seconds since the start, from the clock: a stalled guest skips samples.
 		t=$(($(cut -d. -f1 /proc/uptime) - t0))
-		stats=
-		for dev in eth0 eth1; do
-			f=/sys/kernel/debug/rx_reserve/$dev/stats
-			[ -r $f ] && stats="$stats $(awk -v d=$dev '{ printf "%s_%s=%s ", d, $1, $2 }' $f)"
-		done
 		free=$(awk '$1 == "nr_free_pages" { print $2 }' /proc/vmstat)
 		wm=$(awk '$1 == "min" { m += $2 } END { print m }' /proc/zoneinfo)
 		swap_kb=$(awk '/^SwapTotal:/ { t = $2 } /^SwapFree:/ { f = $2 } END { print t - f }' /proc/meminfo)
 		rx=$(cat /sys/class/net/$nic/statistics/rx_packets)
 		done_mib=$(cat /tmp/hog.*.progress 2>/dev/null | awk '{ d += $2; p = $1 } END { printf "%s %d", p, d }')
-		echo "nr-sample t=$t free_pages=$free wmark_min=$wm swap_used_kb=$swap_kb rx_packets=$rx phase=${done_mib% *} done_mib=${done_mib#* }$stats"
+		echo "nr-sample t=$t free_pages=$free wmark_min=$wm swap_used_kb=$swap_kb rx_packets=$rx phase=${done_mib% *} done_mib=${done_mib#* }$(reserve_stats)"
 		sleep 1
 	done
 }
@@ -133,14 +138,6 @@ run_workload()
 	verified=$(sed -n 's/.*verified \([0-9]*\) bytes.*/\1/p' /tmp/hog.*.out | awk '{ s += $1 } END { print s + 0 }')
 	differ=$(sed -n 's/.*, \([0-9]*\) differ.*/\1/p' /tmp/hog.*.out | awk '{ s += $1 } END { print s + 0 }')
 	return "$rc"
-}
-
-reserve_stats()
-{
-	for dev in eth0 eth1; do
-		f=/sys/kernel/debug/rx_reserve/$dev/stats
-		[ -r $f ] && awk -v d=$dev '{ printf " %s_%s=%s", d, $1, $2 }' $f
-	done
 }
 
 if [ "$soak" = 0 ]; then

@@ -161,8 +161,53 @@ test_reserve_path()
 	log_test "reserve path: bound 8, 20 dropped for an ordinary socket, 10 for none (unanswered), 20 delivered to a memalloc one, held back to 0"
 }
 
+# Small packets through the reserve at MTU MTU: a memalloc socket receives
+# COUNT datagrams of 100 bytes (below e1000's copybreak of 256) while every
+# normal RX allocation of eth0 fails and the ring holds the whole share of 8
+# reserve buffers.  At MTU 9000 the jumbo path used to copy such a packet
+# into a new skb, which the full share refused: the packet was lost and the
+# reserve page stayed in the ring, so NBD's small replies never arrived
+# (the patched e1000 stalled at MTU 9000 under pressure, stock did not).
+test_reserve_path_small()
+{
+	mtu=$1 count=20
+	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "small packets at MTU $mtu"; return; }
+	ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
+	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
+	ip -n peer link set dev eth0 mtu "$mtu" || ret=1
+	ip link set dev eth1 mtu "$mtu" || ret=1
+	ip -n peer link set dev eth0 rx_reserve 8
+
+	ip netns exec peer nr-memalloc recv 6000 $count 15 mark >/tmp/memalloc.out &
+	memalloc_pid=$!
+	sleep 1
+	echo 1 >$dbg/force
+	ip -n peer link set dev eth0 down
+	ip -n peer link set dev eth0 up
+	wait_counter eth0 held 8
+	expect_eq "reserve buffers in the ring" "$(stat held)" 8
+	delivered0=$(stat delivered)
+
+	nr-xfer send udp 192.0.2.1 6000 $((count * 100)) 100
+	wait $memalloc_pid
+	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" "$count"
+	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) "$count"
+
+	echo 0 >$dbg/force
+	ip -n peer link set dev eth0 down
+	expect_eq "held after down" "$(stat held)" 0
+	ip -n peer link set dev eth0 mtu 1500
+	ip link set dev eth1 mtu 1500
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "MTU $mtu: $count small datagrams reach a memalloc socket through a ring full of reserve buffers"
+}
+
 test_default_and_round_trip
 test_global_reserve_follows
 test_global_cap
 test_reserve_path
+test_reserve_path_small 1500
+test_reserve_path_small 9000
 exit $test_failed

@@ -204,10 +204,53 @@ test_reserve_path_small()
 	log_test "MTU $mtu: $count small datagrams reach a memalloc socket through a ring full of reserve buffers"
 }
 
+# Lone first fragments in reserve buffers must not wait in the reassembly
+# queue (ipfrag_time, 30 s) holding the device's share: COUNT of them, then
+# datagrams for a memalloc socket on the same device, which must all arrive.
+# The fragments are dropped and counted as such.
+test_reserve_lone_fragments()
+{
+	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "lone fragments"; return; }
+	ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
+	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
+	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
+	ip -n peer link set dev eth0 rx_reserve 8
+
+	# Waits out the fragments: their 30 s in a queue would time it out.
+	ip netns exec peer nr-memalloc recv 6000 20 60 mark >/tmp/memalloc.out &
+	memalloc_pid=$!
+	sleep 1
+	echo 1 >$dbg/force
+	ip -n peer link set dev eth0 down
+	ip -n peer link set dev eth0 up
+	wait_counter eth0 held 8
+	dropped0=$(stat dropped) delivered0=$(stat delivered)
+	frag_fails0=$(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $17 }' /proc/net/snmp)
+
+	nr-flood --frags 192.0.2.1 50 >/dev/null
+	check_err $?
+	wait_counter eth0 dropped $((dropped0 + 50))
+	expect_eq "lone fragments dropped" $(($(stat dropped) - dropped0)) 50
+	expect_eq "reassembly failures (ReasmFails)" \
+		$(($(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $17 }' /proc/net/snmp) - frag_fails0)) 50
+	send_udp 6000 20
+	wait $memalloc_pid
+	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 20
+	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) 20
+
+	echo 0 >$dbg/force
+	ip -n peer link set dev eth0 down
+	expect_eq "held after down" "$(stat held)" 0
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "50 lone first fragments in reserve buffers are dropped at once; a memalloc socket then receives 20 of 20"
+}
+
 test_default_and_round_trip
 test_global_reserve_follows
 test_global_cap
 test_reserve_path
 test_reserve_path_small 1500
 test_reserve_path_small 9000
+test_reserve_lone_fragments
 exit $test_failed

@@ -4,16 +4,23 @@
  * guest can send them.
  *
  *   nr-flood ADDR SECONDS [SIZE]
+ *   nr-flood --frags ADDR COUNT
  *
  * Round robin, until SECONDS have passed: a UDP datagram of SIZE bytes
  * (default 1400) to ADDR port 9 (nobody bound), one to port 5001 (bound,
  * never read), and every 16th round a TCP connection attempt to port 5002
  * (nobody listening).  Prints what it sent.
+ *
+ * With --frags: COUNT lone first fragments of UDP datagrams to ADDR (raw
+ * IPv4, MF set, offset 0, each with its own ID) whose rest never comes,
+ * as a reassembly queue would hold them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +52,44 @@ static void tcp_attempt(const char *host, int port)
 	close(fd);
 }
 
+static int send_lone_fragments(const char *host, unsigned long count)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	unsigned char packet[1024];
+	struct iphdr *ip = (struct iphdr *)packet;
+	struct udphdr *udp = (struct udphdr *)(ip + 1);
+	unsigned long i, sent = 0;
+	int fd;
+
+	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
+		fprintf(stderr, "usage: nr-flood --frags ADDR COUNT\n");
+		return 2;
+	}
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW);	/* IP_HDRINCL */
+	if (fd < 0) {
+		fprintf(stderr, "nr-flood: raw socket: %s\n", strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < count; i++) {
+		memset(packet, 0, sizeof(packet));
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tot_len = htons(sizeof(packet));
+		ip->id = htons(i + 1);
+		ip->frag_off = htons(IP_MF);	/* offset 0: the first of many */
+		ip->ttl = 64;
+		ip->protocol = IPPROTO_UDP;
+		ip->daddr = addr.sin_addr.s_addr;	/* the kernel fills saddr, check */
+		udp->source = htons(40000);
+		udp->dest = htons(5003);
+		udp->len = htons(4000);		/* the datagram the rest would make */
+		sent += sendto(fd, packet, sizeof(packet), 0, (struct sockaddr *)&addr,
+			       sizeof(addr)) == (ssize_t)sizeof(packet);
+	}
+	printf("nr-flood: sent %lu lone first fragments\n", sent);
+	return sent == count ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	static char buf[65000];
@@ -54,6 +99,8 @@ int main(int argc, char **argv)
 	size_t size;
 	int nobody, idle;
 
+	if (argc == 4 && !strcmp(argv[1], "--frags"))
+		return send_lone_fragments(argv[2], strtoul(argv[3], NULL, 0));
 	if (argc < 3 || argc > 4 || inet_pton(AF_INET, argv[1], &check) != 1) {
 		fprintf(stderr, "usage: nr-flood ADDR SECONDS [SIZE]\n");
 		return 2;

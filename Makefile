@@ -11,6 +11,7 @@ STOCK_OUT := $(BUILD)/kernel-stock
 DEBUG_OUT := $(BUILD)/kernel-debug
 BZIMAGE := $(KOUT)/arch/x86/boot/bzImage
 INITRAMFS := $(BUILD)/initramfs.cpio
+SERVER_INITRAMFS := $(BUILD)/initramfs-server.cpio
 GUEST_BIN := $(BUILD)/guest-bin
 FRAGMENTS := tests/config/base.config tests/config/network.config tests/config/test.config
 BOOT := tests/qemu/boot.sh
@@ -18,12 +19,12 @@ BOOT := tests/qemu/boot.sh
 DEB_PACKAGES := linux-source-6.1 qemu-system-x86 busybox-static iproute2 ethtool \
 	gcc make flex bison bc libelf-dev libssl-dev cpio ccache libmnl-dev \
 	pkg-config python3 git rsync kmod dwarves xz-utils dpkg-dev patch \
-	cppcheck clang-tidy
+	cppcheck clang-tidy nbd-server gnuplot-nox
 
 GUEST_PROGS := $(patsubst tests/progs/%.c,$(GUEST_BIN)/%,$(wildcard tests/progs/*.c))
 PREFIX ?= /usr/local
 
-.PHONY: help deps tree export kernel iproute2 netreserve tool-check install stock-kernel debug-kernel initramfs guest-progs \
+.PHONY: help deps tree export kernel host-progs iproute2 netreserve tool-check install stock-kernel debug-kernel initramfs guest-progs \
 	check check-debug check-series guest-check harness-selftest pressure bench soak run guest-run shell clean distclean
 
 help:
@@ -83,6 +84,14 @@ $(GUEST_BIN)/%: tests/progs/%.c
 
 guest-progs: $(GUEST_PROGS)
 
+# Host-side programs: the pressure test's flood (sends to 127.0.0.1 only).
+HOST_PROGS := $(patsubst tests/host/%.c,$(BUILD)/host/%,$(wildcard tests/host/*.c))
+$(BUILD)/host/%: tests/host/%.c
+	@mkdir -p $(BUILD)/host
+	gcc -O2 -Wall -Wextra -Werror -pthread -o $@ $<
+
+host-progs: $(HOST_PROGS)
+
 # The tool, built against the host's libmnl; the guest gets it with its
 # libraries, as it gets ip.
 netreserve: deps
@@ -102,6 +111,7 @@ iproute2: deps
 
 initramfs: tree guest-progs iproute2 netreserve
 	@scripts/initramfs.sh $(INITRAMFS)
+	@scripts/initramfs.sh $(SERVER_INITRAMFS) --server
 
 guest-check: kernel initramfs
 	@$(BOOT) --mode check --log $(BUILD)/logs/check.log
@@ -109,7 +119,13 @@ guest-check: kernel initramfs
 harness-selftest: kernel initramfs
 	@tests/harness-selftest.sh
 
-check: kernel initramfs
+# The strict pressure run of make check: swap over NBD on the patched
+# kernel while the host floods the e1000 link; fails unless swap moved both
+# ways, the flood was received, the reserve was used and every byte came back.
+PRESSURE_CHECK := PRESSURE_STRICT=1 PRESSURE_KERNELS=patched PRESSURE_LINKS=eth0:9000 \
+	PRESSURE_FLOODS=on PRESSURE_REPS=1 PRESSURE_DEADLINE=900 PRESSURE_RATE=20000
+
+check: kernel initramfs host-progs
 	@scripts/check.sh \
 		"tool=$(MAKE) --no-print-directory -C userspace-tool check lint" \
 		"guest=$(BOOT) --mode check --timeout 2400 --append nr_updown_cycles=100 \
@@ -118,14 +134,15 @@ check: kernel initramfs
 			--append nr_virtio_mode=small --log $(BUILD)/logs/virtio-small.log" \
 		"virtio-big&=$(BOOT) --mode check --tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
 			--append 'nr_virtio_mode=big nr_updown_cycles=100' --log $(BUILD)/logs/virtio-big.log" \
-		"harness=tests/harness-selftest.sh"
+		"harness=tests/harness-selftest.sh" \
+		"pressure=$(PRESSURE_CHECK) PRESSURE_OUT=$(BUILD)/pressure-check scripts/pressure.sh"
 
 # The debug kernel (KASAN, PROVE_LOCKING, kmemleak scanned at the end,
 # DEBUG_ATOMIC_SLEEP; hung-task and soft-lockup panics, panic on warn, as
 # every boot): the guest suites with fewer cycles, KASAN being slow under
 # TCG, and one pressure run that must complete with a clean console.
 DEBUG_BZIMAGE := $(DEBUG_OUT)/arch/x86/boot/bzImage
-check-debug: debug-kernel initramfs
+check-debug: debug-kernel initramfs host-progs
 	@scripts/check.sh \
 		"guest-debug=$(BOOT) --kernel $(DEBUG_BZIMAGE) --mode check --timeout 5400 \
 			--append 'nr_updown_cycles=10 nr_e1000_cycles=10 nr_mtu_cycles=10' \
@@ -136,16 +153,16 @@ check-debug: debug-kernel initramfs
 		"virtio-big-debug=$(BOOT) --kernel $(DEBUG_BZIMAGE) --mode check --timeout 3600 \
 			--tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
 			--append 'nr_virtio_mode=big nr_updown_cycles=10' --log $(BUILD)/logs/check-debug-big.log" \
-		"pressure-debug=PRESSURE_STRICT=1 PRESSURE_KERNELS=debug PRESSURE_LINKS=eth0:1500 \
-			PRESSURE_DEADLINE=2400 PRESSURE_OUT=$(BUILD)/pressure-debug scripts/pressure.sh"
+		"pressure-debug=PRESSURE_STRICT=1 PRESSURE_KERNELS=debug PRESSURE_LINKS=eth0:9000 \
+			PRESSURE_FLOODS=on PRESSURE_DEADLINE=2400 PRESSURE_OUT=$(BUILD)/pressure-debug scripts/pressure.sh"
 
-# Not part of check: about a minute per run, 9 runs (build/pressure/report.md).
-pressure: kernel stock-kernel initramfs
-	@$(MAKE) --no-print-directory deps DEB_PACKAGES=gnuplot-nox
+# Not part of check: about two minutes per run; by default 4 links x 3
+# kernels, flooded and not: about 50 minutes (build/pressure/report.md).
+pressure: kernel stock-kernel initramfs host-progs
 	@scripts/pressure.sh
 
 DURATION ?= 600
-soak: kernel initramfs
+soak: kernel initramfs host-progs
 	@scripts/soak.sh $(DURATION)
 
 # Not part of check: BENCH_REPS (5) x 2 boots of about a minute.

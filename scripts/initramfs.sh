@@ -1,6 +1,9 @@
 #!/bin/bash
-# initramfs.sh OUT: the guest's initramfs, written reproducibly with the
-# kernel's gen_init_cpio (sorted list, fixed timestamps).
+# initramfs.sh OUT [--server]: the guest's initramfs, written reproducibly
+# with the kernel's gen_init_cpio (sorted list, fixed timestamps).  With
+# --server it also holds Debian's nbd-server and its libraries, for the
+# server guest of the pressure test only (the client's RAM is what the
+# test squeezes: it does not carry them).
 #
 # Holds busybox-static, ethtool and ip with their libraries, the project's
 # guest programs and netreserve from build/guest-bin/, /init and the tests.
@@ -8,6 +11,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "$1")
+server=${2:-}
 gen=$top/build/tools/gen_init_cpio
 list=$(mktemp)
 trap 'rm -f "$list" "$list.sorted"' EXIT
@@ -91,6 +95,11 @@ if [ -d "$top/build/guest-bin" ]; then
 		[ "${f##*/}" = ip ] && continue
 		add_binary "/usr/local/bin/${f##*/}" "$f"
 	done
+fi
+
+if [ "$server" = --server ]; then
+	[ -x /usr/bin/nbd-server ] || { echo "initramfs: /usr/bin/nbd-server is missing (make deps)" >&2; exit 1; }
+	add_binary /usr/bin/nbd-server /usr/bin/nbd-server
 fi
 
 # Sorted, so the archive depends only on its contents.

@@ -1,7 +1,8 @@
 #!/bin/bash
 # make soak DURATION=S: the pressure scenario on the patched kernel for S
 # seconds (tests/pressure/pressure.sh with nr_soak): swap over NBD on e1000
-# while flooded, the workload run again and again, and link flaps, MTU and
+# while flooded from the host (scripts/flooded-pair.sh, SOAK_RATE packets/s,
+# 100000), the workload run again and again, and link flaps, MTU and
 # rx_reserve changes at random on the client's NICs.  Passes when no guest
 # hung or complained, every run's data verified, nothing is held at the
 # end, the global reserve is exactly the NBD NIC's share again, and
@@ -25,10 +26,11 @@ check() {
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 
 echo "soak: ${duration} s of pressure, flood, link flaps and rx_reserve/MTU changes (patched kernel, e1000)"
-"$top/tests/qemu/boot.sh" --topology pair --mode script --script "$top/tests/pressure/pressure.sh" \
+"$top/scripts/flooded-pair.sh" eth0 1500 "${SOAK_RATE:-100000}" "$out/soak.flood" -- \
+	--mode script --script "$top/tests/pressure/pressure.sh" \
 	--mem 256 --server-mem 1024 --timeout $((duration + 900)) --log "$out/soak.log" \
-	--append "nr_nic=eth0 nr_mtu=1500 nr_hog=384 nr_hogs=4 nr_swap=448 nr_min_free_kb=512 nr_soak=$duration" \
-	> >(grep --line-buffered -E 'nr-soak-run|boot.sh' | sed -u 's/^/soak: /') 2>&1
+	--append "nr_nic=eth0 nr_mtu=1500 nr_hog=384 nr_hogs=4 nr_swap=448 nr_soak=$duration" \
+	> >(grep --line-buffered -E 'nr-soak-run|boot.sh|flood:|flooded-pair' | sed -u 's/^/soak: /') 2>&1
 rc=$?
 log=$out/soak-client.log
 line=$(grep -a '^nr-soak ' "$log" | tail -1 | sed 's/\r$//')

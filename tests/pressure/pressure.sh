@@ -2,20 +2,29 @@
 # The pressure scenario, run in both guests of the pair topology (boot.sh
 # --topology pair --mode script); nrrole on the command line says which.
 #
-#   server: exports SWAP_MIB over NBD (nr-nbd, in its own memory) and, once
-#           the client is attached, floods the client's NIC with traffic no
-#           memalloc socket wants (nr-flood) until the client disconnects.
+#   server: exports SWAP_MIB over NBD with Debian's nbd-server (a file on
+#           its tmpfs) until the client disconnects; nothing on the server
+#           side ever gives up on a silent client.
 #   client: little RAM; swap on /dev/nbd0 over the link (the kernel marks
 #           the NBD socket SOCK_MEMALLOC); nr-hog writes HOG_MIB (well past
 #           RAM) and verifies every byte, while a sampler prints one
 #           "nr-sample" line a second.  Ends with one "nr-result" line.
 #
+# The flood comes from the host (scripts/pressure.sh runs nr-hostflood
+# into the client NIC's QEMU socket): the client prints "nr-flood-go" when
+# swap is on and "nr-flood-stop" when the workload is over.  Its frames
+# come from 10.99.0.3 (a static neighbour, so answers leave without ARP)
+# to the client: UDP to a bound socket on port 5001 that never reads, UDP
+# to closed ports, TCP SYNs, lone first fragments.
+#
 # Parameters from the kernel command line:
-#   nr_nic=eth0|eth1   the link NBD and the flood use (e1000 or virtio-net)
+#   nr_nic=eth0|eth1   the link NBD uses (e1000 or virtio-net)
+#   nr_flood_nic=NIC   the client NIC the host floods (default nr_nic); the
+#                      other NIC is then up as 10.98.0.2/24
 #   nr_mtu=N           its MTU on both ends
 #   nr_reserve=N|default  rx_reserve on the client's NICs
 #   nr_hog=MIB          what the workload writes, split over nr_hogs processes
-#   nr_hogs=N nr_swap=MIB nr_flood=0|1
+#   nr_hogs=N nr_swap=MIB nr_flood=0|1 (0: no flood, the reference run)
 #   nr_min_free_kb=KB   vm.min_free_kbytes for the run (default: the kernel's)
 #   nr_soak=SECONDS     soak (make soak): run the workload again and again for
 #                       SECONDS while link flaps and rx_reserve and MTU
@@ -25,6 +34,7 @@ set -u
 . /tests/lib.sh
 role=$(boot_arg nrrole)
 nic=$(boot_arg nr_nic eth0)
+flood_nic=$(boot_arg nr_flood_nic "$nic")
 mtu=$(boot_arg nr_mtu 1500)
 reserve=$(boot_arg nr_reserve default)
 hog=$(boot_arg nr_hog 384)
@@ -49,23 +59,22 @@ for _ in $(seq 50); do
 done
 
 if [ "$role" = server ]; then
-	nr-nbd serve $port "$swap" >/tmp/nbd.out 2>&1 &
-	nbd=$!
-	for _ in $(seq 600); do
-		grep -q "client connected" /tmp/nbd.out && break
-		kill -0 $nbd 2>/dev/null || break
-		sleep 0.5
-	done
-	flooder=
-	if [ "$flood" = 1 ]; then
-		nr-flood $client 100000 $((mtu - 100)) &
-		flooder=$!
-	fi
-	wait $nbd
+	# Debian's nbd-server, one client (-d: no fork), no idle timeout.
+	truncate -s "${swap}M" /tmp/swap.img || exit 1
+	cat >/tmp/nbd-server.conf <<-EOF
+	[generic]
+		port = $port
+		allowlist = false
+	[swap]
+		exportname = /tmp/swap.img
+	EOF
+	nbd-server -C /tmp/nbd-server.conf -d >/tmp/nbd.out 2>&1
 	rc=$?
-	[ -n "$flooder" ] && kill $flooder
 	cat /tmp/nbd.out
-	exit $rc
+	# nbd-server says "Connection dropped" and exits 1 when the client
+	# disconnects; the client's result is what counts.
+	echo "nbd-server exited with status $rc"
+	exit 0
 fi
 
 # Client.
@@ -78,16 +87,31 @@ if [ "$reserve" != default ]; then
 	done
 fi
 [ -n "$min_free" ] && sysctl -qw vm.min_free_kbytes="$min_free"
+# The host's flood comes from 10.99.0.3: answers (SYN-ACKs are not sent for
+# closed ports, but ICMP and RSTs may be) go out at once, to a MAC nobody has.
+if [ "$flood_nic" = "$nic" ]; then
+	ip neigh replace 10.99.0.3 lladdr 52:54:00:12:03:01 dev "$nic" nud permanent
+else
+	ip link set dev "$flood_nic" mtu "$mtu" up
+	ip addr add 10.98.0.2/24 dev "$flood_nic"
+	ip neigh replace 10.98.0.3 lladdr 52:54:00:12:03:01 dev "$flood_nic" nud permanent
+fi
 # A bound socket that never reads: the flood to port 5001 lands there.
 nr-memalloc recv 5001 1 1 nomark 100000 >/dev/null 2>&1 &
 idle=$!
 sleep 2	# let the server listen
-nr-nbd attach /dev/nbd0 $server $port || exit 1
+for _ in $(seq 20); do
+	nr-nbd attach /dev/nbd0 $server $port swap && break
+	sleep 1	# nbd-server may not listen yet
+done
+[ -b /dev/nbd0 ] && [ "$(cat /sys/block/nbd0/size)" != 0 ] || exit 1
 mkswap /dev/nbd0 >/dev/null || exit 1
 swapon /dev/nbd0 || exit 1
 
 kernel=$(uname -r)
 echo "nr-info kernel=$kernel nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
+
+[ "$flood" = 1 ] && echo "nr-flood-go nic=$flood_nic"
 
 # " eth0_held=N eth0_peak=N ...": both NICs' reserve counters (patched
 # kernels), as the sample and result lines carry them.
@@ -99,24 +123,16 @@ reserve_stats()
 	done
 }
 
-# One line a second: the device's reserve counters (patched kernels), free
-# pages against the min watermark, swap traffic, the workload's progress.
-sampler()
-{
-	t0=$(cut -d. -f1 /proc/uptime)
-	while :; do
-		# Seconds since the start, from the clock: a stalled guest skips samples.
-		t=$(($(cut -d. -f1 /proc/uptime) - t0))
-		free=$(awk '$1 == "nr_free_pages" { print $2 }' /proc/vmstat)
-		wm=$(awk '$1 == "min" { m += $2 } END { print m }' /proc/zoneinfo)
-		swap_kb=$(awk '/^SwapTotal:/ { t = $2 } /^SwapFree:/ { f = $2 } END { print t - f }' /proc/meminfo)
-		rx=$(cat /sys/class/net/$nic/statistics/rx_packets)
-		done_mib=$(cat /tmp/hog.*.progress 2>/dev/null | awk '{ d += $2; p = $1 } END { printf "%s %d", p, d }')
-		echo "nr-sample t=$t free_pages=$free wmark_min=$wm swap_used_kb=$swap_kb rx_packets=$rx phase=${done_mib% *} done_mib=${done_mib#* }$(reserve_stats)"
-		sleep 1
-	done
-}
-sampler &
+# swap_io: "PAGES_IN PAGES_OUT", 4 KiB pages read from and written to the
+# swap device since it was attached (the test kernels have no VM event
+# counters, so /proc/vmstat has no pswpin/pswpout).
+swap_io() { awk '{ print int($3 / 8), int($7 / 8) }' /sys/block/nbd0/stat; }
+
+# One line a second (nr-sampler: locked in memory, forks nothing, so its
+# samples go on while the guest is out of memory): free pages against the
+# min watermark, swap traffic, the flooded NIC's packets, the workload's
+# progress, every NIC's reserve counters (patched kernels).
+nr-sampler "$flood_nic" nbd0 &
 sampler_pid=$!
 
 # The workload: nr_hogs processes at once (the guest has two CPUs), each
@@ -145,13 +161,15 @@ if [ "$soak" = 0 ]; then
 	run_workload
 	rc=$?
 	end=$(date +%s)
+	echo "nr-flood-stop"
 	kill $sampler_pid
 	cat /tmp/hog.*.out
 	outcome=completed
 	[ "$rc" = 0 ] || outcome=failed
 	[ "$rc" -gt 128 ] && outcome="killed-by-signal-$((rc - 128))"
 	[ "$differ" != 0 ] && outcome=corrupt
-	echo "nr-result outcome=$outcome rc=$rc seconds=$((end - start)) verified=$verified differ=$differ$(reserve_stats)"
+	pswp=$(swap_io)
+	echo "nr-result outcome=$outcome rc=$rc seconds=$((end - start)) verified=$verified differ=$differ pswpin=${pswp% *} pswpout=${pswp#* } rx_packets=$(cat /sys/class/net/$nic/statistics/rx_packets)$(reserve_stats)"
 else
 	# Soak: the other NIC flaps and changes MTU, both NICs' shares change,
 	# at random, while the workload runs again and again.
@@ -186,6 +204,7 @@ else
 		echo "nr-soak-run n=$runs rc=$rc verified=$verified differ=$differ elapsed=$(($(date +%s) - start))"
 	done
 	touch /tmp/soak.stop
+	echo "nr-flood-stop"
 	wait $chaos_pid
 	kill $sampler_pid
 	# Back to the defaults, the other NIC down: then nothing may be held,

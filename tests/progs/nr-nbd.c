@@ -7,15 +7,18 @@
  *                                SIZE_MIB held in this process's memory;
  *                                exit when the client disconnects or has
  *                                been silent for IDLE_S (120) seconds
- *   nr-nbd attach DEV ADDR PORT  connect, read the greeting, and give the
- *                                socket to DEV (/dev/nbd0); the kernel
- *                                marks it SOCK_MEMALLOC.  Returns once DEV
- *                                has its size; a child stays in NBD_DO_IT
+ *   nr-nbd attach DEV ADDR PORT [EXPORT]
+ *                                connect, negotiate, and give the socket to
+ *                                DEV (/dev/nbd0); the kernel marks it
+ *                                SOCK_MEMALLOC.  Returns once DEV has its
+ *                                size; a child stays in NBD_DO_IT
  *   nr-nbd detach DEV            disconnect DEV
  *
- * The greeting is NBD's oldstyle negotiation: the server announces the
- * export's size and flags, the client asks for nothing.  That is all the
- * kernel's transmission phase needs, and both ends are ours.
+ * The server speaks NBD's oldstyle negotiation: it announces the export's
+ * size and flags, the client asks for nothing.  The client speaks that and
+ * the fixed newstyle negotiation of Debian's nbd-server (which the pressure
+ * test uses): it asks for EXPORT (default "swap") with NBD_OPT_EXPORT_NAME.
+ * Either gives the kernel's transmission phase all it needs.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -35,6 +38,10 @@
 #include <unistd.h>
 
 #define NBD_OLDSTYLE_MAGIC	0x00420281861253ULL
+#define NBD_OPTS_MAGIC		0x49484156454F5054ULL	/* "IHAVEOPT" */
+#define NBD_OPT_EXPORT_NAME	1
+#define NBD_FLAG_FIXED_NEWSTYLE	(1 << 0)
+#define NBD_FLAG_NO_ZEROES	(1 << 1)
 #define GREETING_LEN		152
 #define IDLE_S			120
 #define BLOCK_SIZE		4096
@@ -178,14 +185,49 @@ static int do_serve(const char *port, unsigned long mib)
 	return serve_one(conn, disk, size);
 }
 
-static int do_attach(const char *dev, const char *host, const char *port)
+/* Fixed newstyle: ask for @export; its size and transmission flags. */
+static int negotiate_newstyle(int fd, const char *export, uint64_t *size,
+			      uint32_t *flags)
+{
+	uint16_t server_flags, tx_flags;
+	uint32_t client_flags, opt[2];
+	uint64_t opts_magic = htobe64(NBD_OPTS_MAGIC), be_size;
+	unsigned char zeroes[124];
+
+	if (!read_all(fd, &server_flags, sizeof(server_flags)))
+		return die("handshake flags");
+	server_flags = be16toh(server_flags);
+	if (!(server_flags & NBD_FLAG_FIXED_NEWSTYLE)) {
+		fprintf(stderr, "nr-nbd: the server does not speak fixed newstyle\n");
+		return 1;
+	}
+	client_flags = htobe32(NBD_FLAG_FIXED_NEWSTYLE |
+			       (server_flags & NBD_FLAG_NO_ZEROES));
+	opt[0] = htobe32(NBD_OPT_EXPORT_NAME);
+	opt[1] = htobe32(strlen(export));
+	if (write(fd, &client_flags, 4) != 4 || write(fd, &opts_magic, 8) != 8 ||
+	    write(fd, opt, 8) != 8 ||
+	    write(fd, export, strlen(export)) != (ssize_t)strlen(export))
+		return die("option");
+	/* An unknown export makes the server hang up here. */
+	if (!read_all(fd, &be_size, 8) || !read_all(fd, &tx_flags, 2))
+		return die("export");
+	if (!(server_flags & NBD_FLAG_NO_ZEROES) && !read_all(fd, zeroes, sizeof(zeroes)))
+		return die("export");
+	*size = be64toh(be_size);
+	*flags = be16toh(tx_flags);
+	return 0;
+}
+
+static int do_attach(const char *dev, const char *host, const char *port,
+		     const char *export)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	unsigned char greeting[GREETING_LEN];
-	uint64_t magic, size;
-	uint32_t flags;
+	uint64_t magic, size = 0;
+	uint32_t flags = 0;
 	char sysfs[64];
-	int fd, nbd, i;
+	int fd, nbd, i, err;
 	pid_t child;
 
 	addr.sin_port = htons(atoi(port));
@@ -198,23 +240,35 @@ static int do_attach(const char *dev, const char *host, const char *port)
 		return die("socket");
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
 		return die("connect");
-	if (!read_all(fd, greeting, sizeof(greeting)))
+	if (!read_all(fd, greeting, 16))
 		return die("greeting");
 	memcpy(&magic, greeting + 8, 8);
-	memcpy(&size, greeting + 16, 8);
-	memcpy(&flags, greeting + 24, 4);
-	if (memcmp(greeting, "NBDMAGIC", 8) || be64toh(magic) != NBD_OLDSTYLE_MAGIC) {
-		fprintf(stderr, "nr-nbd: not an oldstyle NBD server\n");
+	if (memcmp(greeting, "NBDMAGIC", 8)) {
+		fprintf(stderr, "nr-nbd: not an NBD server\n");
 		return 1;
 	}
-	size = be64toh(size);
+	if (be64toh(magic) == NBD_OPTS_MAGIC) {
+		err = negotiate_newstyle(fd, export, &size, &flags);
+		if (err)
+			return err;
+	} else if (be64toh(magic) == NBD_OLDSTYLE_MAGIC) {
+		if (!read_all(fd, greeting + 16, sizeof(greeting) - 16))
+			return die("greeting");
+		memcpy(&size, greeting + 16, 8);
+		memcpy(&flags, greeting + 24, 4);
+		size = be64toh(size);
+		flags = be32toh(flags);
+	} else {
+		fprintf(stderr, "nr-nbd: unknown NBD negotiation\n");
+		return 1;
+	}
 
 	nbd = open(dev, O_RDWR);
 	if (nbd < 0)
 		return die(dev);
 	if (ioctl(nbd, NBD_SET_BLKSIZE, BLOCK_SIZE) ||
 	    ioctl(nbd, NBD_SET_SIZE_BLOCKS, size / BLOCK_SIZE) ||
-	    ioctl(nbd, NBD_SET_FLAGS, be32toh(flags) & 0xffff) ||
+	    ioctl(nbd, NBD_SET_FLAGS, flags & 0xffff) ||
 	    ioctl(nbd, NBD_SET_SOCK, fd))
 		return die("nbd setup");
 
@@ -266,12 +320,14 @@ int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "serve"))
 		return do_serve(argv[2], strtoul(argv[3], NULL, 0));
-	if (argc == 5 && !strcmp(argv[1], "attach") && strchr(argv[2], '/'))
-		return do_attach(argv[2], argv[3], argv[4]);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "attach") &&
+	    strchr(argv[2], '/'))
+		return do_attach(argv[2], argv[3], argv[4],
+				 argc == 6 ? argv[5] : "swap");
 	if (argc == 3 && !strcmp(argv[1], "detach"))
 		return do_detach(argv[2]);
 	fprintf(stderr, "usage: nr-nbd serve PORT SIZE_MIB\n"
-			"       nr-nbd attach DEV ADDR PORT\n"
+			"       nr-nbd attach DEV ADDR PORT [EXPORT]\n"
 			"       nr-nbd detach DEV\n");
 	return 2;
 }

@@ -4,10 +4,12 @@
 #   boot.sh [options]
 #     --kernel FILE     bzImage (default build/kernel/arch/x86/boot/bzImage)
 #     --initrd FILE     initramfs (default build/initramfs.cpio)
+#     --server-initrd FILE  with pair, the server's initramfs (default
+#                       build/initramfs-server.cpio if it exists, else --initrd)
 #     --mode MODE       check | run | script | shell (default check)
 #     --script FILE     with --mode script: the script to run as root
 #     --tests DIR       with --mode check: the guest folder of tests to run
-#     --virtio PROPS    extra virtio-net-pci properties (single topology), e.g.
+#     --virtio PROPS    extra virtio-net-pci properties (both guests' with pair), e.g.
 #                       mrg_rxbuf=off for the driver's small-buffer mode
 #     --topology T      single (one guest, e1000 <-> virtio-net back to back)
 #                       or pair (client and server guests, e1000 <-> e1000 and
@@ -18,7 +20,8 @@
 #     --log FILE        console log (default build/logs/<mode>.log)
 #     --append ARGS     extra kernel command line
 #
-# Environment: NETRESERVE_KVM=1 uses KVM instead of TCG; VERBOSE=1 shows the
+# Environment: NETRESERVE_PORTS_FILE=FILE (pair) gets the loopback UDP ports
+# QEMU receives the client's eth0 and eth1 frames on; NETRESERVE_KVM=1 uses KVM instead of TCG; VERBOSE=1 shows the
 # kernel's own console messages as well as the tests' output;
 # NETRESERVE_ALLOW_ALLOC_FAILURE=1 (the pressure runs, which exhaust memory
 # on purpose) does not count "page allocation failure" reports, stack dump
@@ -32,12 +35,14 @@ set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$top/build/kernel/arch/x86/boot/bzImage
 initrd=$top/build/initramfs.cpio
+server_initrd=
 mode=check script= tests= topology=single mem=512 server_mem=512 timeout=900 log= append=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) kernel=$2; shift ;;
 	--initrd) initrd=$2; shift ;;
+	--server-initrd) server_initrd=$2; shift ;;
 	--mode) mode=$2; shift ;;
 	--script) script=$2; shift ;;
 	--tests) tests=$2; shift ;;
@@ -53,6 +58,11 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
+if [ -z "$server_initrd" ]; then
+	server_initrd=$initrd
+	[ "$initrd" = "$top/build/initramfs.cpio" ] && [ -r "$top/build/initramfs-server.cpio" ] &&
+		server_initrd=$top/build/initramfs-server.cpio
+fi
 for f in "$kernel" "$initrd"; do
 	[ -r "$f" ] || { echo "boot.sh: $f is missing (make kernel initramfs)" >&2; exit 2; }
 done
@@ -91,11 +101,12 @@ cmdline="console=ttyS0 qemu_fw_cfg.ioport=12@0x510:0:1:4 reboot=t panic=-1 panic
 # qemu_args NAME MEM ROLE NETDEV...: the command line for one guest.
 qemu_args()
 {
-	local name=$1 gmem=$2 role=$3
+	local name=$1 gmem=$2 role=$3 rd=$initrd
 	shift 3
+	[ "$role" = server ] && rd=$server_initrd
 	echo qemu-system-x86_64 "${accel[@]}" -machine q35 -smp 2 -m "$gmem" \
 		-nodefaults -nographic -no-reboot -display none \
-		-kernel "$kernel" -initrd "$initrd" \
+		-kernel "$kernel" -initrd "$rd" \
 		-append "'$cmdline nrrole=$role'" \
 		-serial "file:$run_dir/$name.console" -serial "file:$run_dir/$name.result" \
 		"$@"
@@ -139,16 +150,21 @@ single)
 	;;
 pair)
 	read -r p1 p2 p3 p4 < <(free_udp_ports 4)
+	# Where QEMU takes frames for the client's NICs: the host-side flood of
+	# the pressure test sends there (127.0.0.1 only).
+	if [ -n "${NETRESERVE_PORTS_FILE:-}" ]; then
+		printf 'client_eth0=%s\nclient_eth1=%s\n' "$p2" "$p4" >"$NETRESERVE_PORTS_FILE"
+	fi
 	start_guest server "$(qemu_args server "$server_mem" server \
 		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:01:01 \
 		-netdev socket,id=n0,udp=127.0.0.1:$p2,localaddr=127.0.0.1:$p1 \
-		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:01:02 \
+		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:01:02${virtio_opts:-} \
 		-netdev socket,id=n1,udp=127.0.0.1:$p4,localaddr=127.0.0.1:$p3 \
 		"${script_cfg[@]}")"
 	start_guest client "$(qemu_args client "$mem" client \
 		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:02:01 \
 		-netdev socket,id=n0,udp=127.0.0.1:$p1,localaddr=127.0.0.1:$p2 \
-		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:02:02 \
+		-device virtio-net-pci,romfile=,netdev=n1,mac=52:54:00:12:02:02${virtio_opts:-} \
 		-netdev socket,id=n1,udp=127.0.0.1:$p3,localaddr=127.0.0.1:$p4 \
 		"${script_cfg[@]}")"
 	guests=(server client)

@@ -1,0 +1,108 @@
+#!/bin/bash
+# pressure-report.sh OUT MEM HOG HOGS RATE DEADLINE [MIN_FREE_KB]: report.md
+# from OUT/runs.tsv (written by scripts/pressure.sh): the summary per link,
+# kernel and flood (outcomes counted, medians), every run, and a plot per
+# link of the workload's progress over time, stock against patched.
+set -uo pipefail
+
+out=$1 mem=$2 hog=$3 hogs=$4 rate=$5 deadline=$6 min_free_kb=${7:-}
+runs=$out/runs.tsv
+report=$out/report.md
+
+{
+	echo "# Pressure: swap over NBD while the NBD link is flooded from the host"
+	echo
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) host CPUs ($(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -1)), QEMU TCG."
+	watermarks="the kernel's own watermarks"
+	[ -n "$min_free_kb" ] && watermarks="vm.min_free_kbytes=$min_free_kb"
+	echo "Client: ${mem} MiB RAM, 2 vCPUs, $watermarks;"
+	echo "workload: ${hog} MiB written by $hogs processes and verified, swap on NBD (Debian's nbd-server in a second guest)."
+	echo "Flood: ${rate} packets/s offered from the host into the client's NBD NIC (UDP to a bound socket that never"
+	echo "reads, UDP to closed ports, TCP SYNs, lone first fragments; at MTU 9000 half of it 8000-byte frames)."
+	echo "Deadline ${deadline} s per run. A run is *stalled* when neither the workload nor swap I/O moved for 30 s."
+	echo
+	echo "## Summary"
+	echo
+	echo "| link | kernel | flood | runs | completed | stalled | other | median time (s) | time / unflooded | median offered (pkt/s) | median received (pkt/s) | swap out (MiB, median) | reserve peak (max) | reserve allocs (median) | dropped (median) | delivered (median) |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	awk -F'\t' '
+	# The median of a list of numbers (insertion sort: mawk has no asort).
+	function median(list,   a, n, i, j, x) {
+		n = split(list, a, " ")
+		if (!n) return ""
+		for (i = 2; i <= n; i++) {
+			x = a[i] + 0
+			for (j = i - 1; j >= 1 && a[j] + 0 > x; j--)
+				a[j + 1] = a[j]
+			a[j + 1] = x
+		}
+		return a[int((n + 1) / 2)]
+	}
+	NR == 1 { next }
+	{
+		k = $1 SUBSEP $2 SUBSEP $3
+		if (!(k in runs)) order[++nk] = k
+		runs[k]++
+		if ($5 == "completed") { done[k]++; t[k] = t[k] " " $6 }
+		else if ($5 ~ /^stalled/) stalled[k]++
+		else other[k]++
+		off[k] = off[k] " " $10; rx[k] = rx[k] " " $11; sw[k] = sw[k] " " $8
+		if ($17 != "" && $17 + 0 > peak[k]) peak[k] = $17 + 0
+		if ($18 != "") al[k] = al[k] " " $18
+		if ($20 != "") dr[k] = dr[k] " " $20
+		if ($21 != "") de[k] = de[k] " " $21
+		hasres[k] = hasres[k] || $15 != ""
+	}
+	END {
+		for (i = 1; i <= nk; i++) {
+			k = order[i]
+			split(k, f, SUBSEP)
+			mt = median(t[k])
+			ref = median(t[f[1] SUBSEP f[2] SUBSEP "off"])
+			ratio = (f[3] == "on" && mt != "" && ref != "" && ref > 0) ? sprintf("%.2f", mt / ref) : ""
+			printf "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				f[1], f[2], f[3], runs[k], done[k], stalled[k], other[k], mt, ratio,
+				median(off[k]), median(rx[k]), median(sw[k]),
+				hasres[k] ? peak[k] : "", median(al[k]), median(dr[k]), median(de[k])
+		}
+	}' "$runs"
+	echo
+	echo "## Every run"
+	echo
+	echo "| link | kernel | flood | rep | outcome | time (s) | verified (MiB) | swap out / in (MiB) | offered (pkt/s) | received (pkt/s) | alloc-failure reports | console | rx_reserve | set aside (pages) | peak | allocs | refused | dropped | delivered |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17, $18, $19, $20, $21 }' "$runs"
+	echo
+	echo "Empty reserve cells: stock has no reserve counters, and a run without a result has no final counters."
+	echo "received: the median of the client NIC's rx_packets per second over the run's samples."
+	echo "Consoles, samples and flood counts: NAME-{client,server}.log, NAME.tsv, NAME.flood beside this report."
+} >"$report"
+
+if command -v gnuplot >/dev/null; then
+	for link in $(awk -F'\t' 'NR > 1 { print $1 }' "$runs" | sort -u); do
+		png=$out/$link.png
+		plots=
+		while IFS=$'\t' read -r k name; do
+			tsv=$out/$name.tsv
+			[ "$(wc -l <"$tsv" 2>/dev/null || echo 0)" -gt 1 ] || continue
+			plots+="'$tsv' using 1:5 with lines lw 2 title '$k: MiB written + verified', "
+		done < <(awk -F'\t' -v l="$link" 'NR > 1 && $1 == l && $3 == "on" && $4 == 1 { print $2 "\t" $22 }' "$runs")
+		[ -n "$plots" ] || continue
+		gnuplot <<-PLOT
+		set terminal pngcairo size 1000,500 noenhanced
+		set output '$png'
+		set title '$link: workload progress while the NBD link is flooded (first repetition)'
+		set key top left
+		set xlabel 'seconds since swap came on'
+		set ylabel 'MiB (written, then verified)'
+		plot ${plots%, }
+		PLOT
+		echo "![$link]($link.png)" >>"$report"
+	done
+else
+	echo "(gnuplot is not installed: no plots)" >>"$report"
+fi
+echo
+cat "$report"
+echo "pressure: report in $report"

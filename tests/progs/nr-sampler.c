@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nr-sampler: the pressure test's once-a-second sample of the client.
+ *
+ *   nr-sampler NIC [SWAPDEV]
+ *
+ * Prints one line a second:
+ *
+ *   nr-sample t=S free_pages=N wmark_min=N swap_used_kb=N pswpin=N
+ *             pswpout=N rx_packets=N rx_missed=N phase=P done_mib=N
+ *             eth0_rx=N eth1_rx=N eth0_held=N ... (every counter of
+ *             every device's RX reserve)
+ *
+ * rx_packets and rx_missed are NIC's (the flooded one); ethN_rx each
+ * NIC's received packets.
+ *
+ * A shell loop forks a dozen processes a second, and a guest that is out
+ * of memory cannot fork: its samples stop exactly when they matter.  This
+ * one is locked in memory, forks nothing and reuses its buffers, so it
+ * keeps telling whether the NIC still receives and the reserve still
+ * moves while everything else is stuck.  pswpin/pswpout are 4 KiB pages
+ * read from and written to SWAPDEV (default nbd0) since it was attached.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static char buf[16384];
+
+/* The contents of @path in buf, or "" if it cannot be read. */
+static const char *slurp(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = 0;
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+static unsigned long long number_in(const char *path)
+{
+	return strtoull(slurp(path), NULL, 10);
+}
+
+/* The number after "@key" (a line start and a separator) in buf. */
+static unsigned long long field(const char *text, const char *key)
+{
+	const char *p = text;
+	size_t len = strlen(key);
+
+	while ((p = strstr(p, key))) {
+		if ((p == text || p[-1] == '\n') && (p[len] == ' ' || p[len] == ':'))
+			return strtoull(p + len + 1, NULL, 10);
+		p += len;
+	}
+	return 0;
+}
+
+/* The sum of every zone's min watermark. */
+static unsigned long long min_watermark(void)
+{
+	const char *p = slurp("/proc/zoneinfo");
+	unsigned long long sum = 0;
+
+	while ((p = strstr(p, "\n        min "))) {
+		p += strlen("\n        min ");
+		sum += strtoull(p, NULL, 10);
+	}
+	return sum;
+}
+
+/* The workload's progress files: the phase of the last, the MiB of all. */
+static unsigned long long progress(char *phase, size_t size)
+{
+	unsigned long long done = 0;
+	char path[64], word[16];
+	int i;
+
+	snprintf(phase, size, "none");
+	for (i = 1; i <= 16; i++) {
+		unsigned long long mib;
+
+		snprintf(path, sizeof(path), "/tmp/hog.%d.progress", i);
+		if (sscanf(slurp(path), "%15s %llu", word, &mib) == 2) {
+			snprintf(phase, size, "%s", word);
+			done += mib;
+		}
+	}
+	return done;
+}
+
+static void reserve_stats(void)
+{
+	static const char *const names[] = {
+		"rx_reserve", "pages", "held", "peak", "alloc", "refused",
+		"dropped", "delivered",
+	};
+	static const char *const devs[] = { "eth0", "eth1" };
+	char path[96];
+	size_t d, i;
+
+	for (d = 0; d < sizeof(devs) / sizeof(devs[0]); d++) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", devs[d]);
+		printf(" %s_rx=%llu", devs[d], number_in(path));
+	}
+	for (d = 0; d < sizeof(devs) / sizeof(devs[0]); d++) {
+		snprintf(path, sizeof(path), "/sys/kernel/debug/rx_reserve/%s/stats", devs[d]);
+		if (access(path, R_OK))
+			continue;
+		slurp(path);
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			printf(" %s_%s=%llu", devs[d], names[i], field(buf, names[i]));
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *nic = argc > 1 ? argv[1] : "eth0";
+	const char *swapdev = argc > 2 ? argv[2] : "nbd0";
+	char path[96], phase[16];
+	struct timespec start, now;
+
+	if (mlockall(MCL_CURRENT | MCL_FUTURE))
+		perror("nr-sampler: mlockall");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		unsigned long long free_pages, swap_total, swap_free, rd, wr;
+		unsigned long long rx, missed, done;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		free_pages = field(slurp("/proc/vmstat"), "nr_free_pages");
+		slurp("/proc/meminfo");
+		swap_total = field(buf, "SwapTotal");
+		swap_free = field(buf, "SwapFree");
+		snprintf(path, sizeof(path), "/sys/block/%s/stat", swapdev);
+		rd = wr = 0;
+		sscanf(slurp(path), "%*u %*u %llu %*u %*u %*u %llu", &rd, &wr);
+		snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", nic);
+		rx = number_in(path);
+		snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_missed_errors", nic);
+		missed = number_in(path);
+		done = progress(phase, sizeof(phase));
+		printf("nr-sample t=%ld free_pages=%llu wmark_min=%llu swap_used_kb=%llu pswpin=%llu pswpout=%llu rx_packets=%llu rx_missed=%llu phase=%s done_mib=%llu",
+		       (long)(now.tv_sec - start.tv_sec), free_pages, min_watermark(),
+		       swap_total - swap_free, rd / 8, wr / 8, rx, missed, phase, done);
+		reserve_stats();
+		printf("\n");
+		sleep(1);
+	}
+}

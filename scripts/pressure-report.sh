@@ -63,7 +63,7 @@ report=$out/report.md
 			printf "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				f[1], f[2], f[3], runs[k], done[k], stalled[k], other[k], mt, ratio,
 				median(off[k]), median(rx[k]), median(sw[k]),
-				hasres[k] ? peak[k] : "", median(al[k]), median(dr[k]), median(de[k])
+				hasres[k] ? peak[k] + 0 : "", median(al[k]), median(dr[k]), median(de[k])
 		}
 	}' "$runs"
 	echo

@@ -132,10 +132,11 @@ test_reserve_path()
 	ip -n peer link set dev eth0 down
 	ip -n peer link set dev eth0 up
 	sleep 2
-	dropped0=$(stat dropped) delivered0=$(stat delivered)
+	dropped0=$(stat dropped) delivered0=$(stat delivered) refused0=$(stat refused)
 
 	send_udp 6001 20
 	wait_counter eth0 dropped $((dropped0 + 20))
+	expect_alive $plain_pid "the ordinary receiver"
 	sleep 0.5	# and nothing beyond
 	dropped1=$(stat dropped)
 	expect_eq "packets dropped for an ordinary socket" $((dropped1 - dropped0)) 20
@@ -149,7 +150,7 @@ test_reserve_path()
 		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets) - tx0)) 0
 	dropped1=$(stat dropped)
 	send_udp 6000 20
-	expect_reserve_outcome eth0 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8
+	expect_reserve_outcome eth0 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8 "$refused0"
 
 	echo 0 >$dbg/force
 	ip -n peer link set dev eth0 down

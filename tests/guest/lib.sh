@@ -126,13 +126,15 @@ mtu_cycles()
 	done
 }
 
-# expect_reserve_outcome DEV MEMALLOC_PID PLAIN_PID DELIVERED0 DROPPED1 COUNT BOUND
+# expect_reserve_outcome DEV MEMALLOC_PID PLAIN_PID DELIVERED0 DROPPED1 COUNT BOUND REFUSED0
 # After COUNT datagrams were sent to the memalloc receiver (nr-memalloc,
 # output in /tmp/memalloc.out) with DEV's reserve path forced: it got them
 # all, DEV's delivered counter moved by exactly COUNT from DELIVERED0 and the
 # dropped one not from DROPPED1, the ordinary receiver (nr-xfer,
-# /tmp/plain.out) got nothing, the peak stayed within BOUND, and the share
-# was used up at least once.
+# /tmp/plain.out; see expect_alive) got nothing, the peak is exactly BOUND
+# (the forced ring takes the whole share), and the share was found used up
+# (refused moved from REFUSED0, read once the ring was full and before the
+# traffic).
 expect_reserve_outcome()
 {
 	dev=$1 count=$6 bound=$7
@@ -143,9 +145,16 @@ expect_reserve_outcome()
 	expect_eq "dropped counter after the memalloc traffic" "$(reserve_stat "$dev" dropped)" "$5"
 	grep -q "^received 0 bytes" /tmp/plain.out ||
 		{ echo "    ordinary socket got: $(cat /tmp/plain.out)"; ret=1; }
-	peak=$(reserve_stat "$dev" peak)
-	[ "$peak" -ge 1 ] && [ "$peak" -le "$bound" ] || { echo "    peak $peak, bound $bound"; ret=1; }
-	[ "$(reserve_stat "$dev" refused)" -gt 0 ] || { echo "    the share was never used up"; ret=1; }
+	expect_eq "peak" "$(reserve_stat "$dev" peak)" "$bound"
+	[ "$(reserve_stat "$dev" refused)" -gt "$8" ] ||
+		{ echo "    the share was never found used up during the traffic"; ret=1; }
+}
+
+# expect_alive PID WHAT: PID (a receiver) is still running, so what it did
+# not receive was really sent while it listened.
+expect_alive()
+{
+	kill -0 "$1" 2>/dev/null || { echo "    $2 had already exited"; ret=1; }
 }
 
 # wait_counter DEV NAME WANT: wait (up to 20 s) until DEV's reserve counter

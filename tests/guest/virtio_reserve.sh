@@ -123,16 +123,17 @@ test_reserve_path()
 	check_err $?
 	sleep 2
 	expect_eq "held after refilling a ring of 16 with a share of 8" "$(stat held)" 8
-	alloc0=$(stat alloc) dropped0=$(stat dropped) delivered0=$(stat delivered)
+	alloc0=$(stat alloc) dropped0=$(stat dropped) delivered0=$(stat delivered) refused0=$(stat refused)
 	[ "$alloc0" -ge 1 ] || { echo "    the ring was not refilled from the reserve"; ret=1; }
 
 	send_udp 6001 20
 	wait_counter eth1 dropped $((dropped0 + 20))
+	expect_alive $plain_pid "the ordinary receiver"
 	sleep 0.5	# and nothing beyond
 	dropped1=$(stat dropped)
 	expect_eq "packets dropped for an ordinary socket" $((dropped1 - dropped0)) 20
 	send_udp 6000 20
-	expect_reserve_outcome eth1 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8
+	expect_reserve_outcome eth1 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8 "$refused0"
 
 	# The reserve buffers still posted are freed by the resize: all credited.
 	echo 0 >$dbg/force

@@ -26,6 +26,9 @@
 #   nr_hog=MIB          what the workload writes, split over nr_hogs processes
 #   nr_hogs=N nr_swap=MIB nr_flood=0|1 (0: no flood, the reference run)
 #   nr_min_free_kb=KB   vm.min_free_kbytes for the run (default: the kernel's)
+#   nr_force=1          every normal RX allocation of the NBD NIC fails
+#                       (the debugfs test hook) once swap is on: the worst
+#                       case, all of NBD's replies through the reserve
 #   nr_soak=SECONDS     soak (make soak): run the workload again and again for
 #                       SECONDS while link flaps and rx_reserve and MTU
 #                       changes hit the client's NICs at random; ends with
@@ -43,6 +46,7 @@ swap=$(boot_arg nr_swap 448)
 flood=$(boot_arg nr_flood 1)
 min_free=$(boot_arg nr_min_free_kb)
 soak=$(boot_arg nr_soak 0)
+force=$(boot_arg nr_force 0)
 server=10.99.0.1 client=10.99.0.2
 port=10809
 
@@ -111,6 +115,9 @@ swapon /dev/nbd0 || exit 1
 kernel=$(uname -r)
 echo "nr-info kernel=$kernel nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
 
+if [ "$force" = 1 ]; then
+	echo 1 >/sys/kernel/debug/rx_reserve/$nic/force || exit 1
+fi
 [ "$flood" = 1 ] && echo "nr-flood-go nic=$flood_nic"
 
 # " eth0_held=N eth0_peak=N ...": both NICs' reserve counters (patched

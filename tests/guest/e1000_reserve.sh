@@ -112,14 +112,31 @@ test_global_cap()
 # Send COUNT UDP datagrams of 1400 bytes from the root namespace to PORT.
 send_udp() { nr-xfer send udp 192.0.2.1 "$1" $(($2 * 1400)); }
 
-test_reserve_path()
+# quiet_pair: eth0 (namespace peer) facing eth1, with nothing on the link
+# but our datagrams (no neighbour discovery, no IPv6 chatter), and eth0's
+# share set to 8 buffers.
+quiet_pair()
 {
-	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "reserve path"; return; }
-	# Only our datagrams: no neighbour discovery, no IPv6 chatter.
+	setup_link_pair || return 1
 	ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
 	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
 	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
 	ip -n peer link set dev eth0 rx_reserve 8
+}
+
+# forced_ring: every normal RX allocation of eth0 fails from now on; down
+# and up refill the ring, from the reserve, up to the whole share of 8.
+forced_ring()
+{
+	echo 1 >$dbg/force
+	ip -n peer link set dev eth0 down
+	ip -n peer link set dev eth0 up
+	wait_counter eth0 held 8
+}
+
+test_reserve_path()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "reserve path"; return; }
 
 	ip netns exec peer nr-memalloc recv 6000 20 15 mark >/tmp/memalloc.out &
 	memalloc_pid=$!
@@ -127,11 +144,7 @@ test_reserve_path()
 	plain_pid=$!
 	sleep 1
 
-	# Every normal RX allocation of eth0 fails from now on; refill the ring.
-	echo 1 >$dbg/force
-	ip -n peer link set dev eth0 down
-	ip -n peer link set dev eth0 up
-	sleep 2
+	forced_ring
 	dropped0=$(stat dropped) delivered0=$(stat delivered) refused0=$(stat refused)
 
 	send_udp 6001 20
@@ -172,21 +185,14 @@ test_reserve_path()
 test_reserve_path_small()
 {
 	mtu=$1 count=20
-	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "small packets at MTU $mtu"; return; }
-	ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
-	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
-	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "small packets at MTU $mtu"; return; }
 	ip -n peer link set dev eth0 mtu "$mtu" || ret=1
 	ip link set dev eth1 mtu "$mtu" || ret=1
-	ip -n peer link set dev eth0 rx_reserve 8
 
 	ip netns exec peer nr-memalloc recv 6000 $count 15 mark >/tmp/memalloc.out &
 	memalloc_pid=$!
 	sleep 1
-	echo 1 >$dbg/force
-	ip -n peer link set dev eth0 down
-	ip -n peer link set dev eth0 up
-	wait_counter eth0 held 8
+	forced_ring
 	expect_eq "reserve buffers in the ring" "$(stat held)" 8
 	delivered0=$(stat delivered)
 
@@ -211,20 +217,13 @@ test_reserve_path_small()
 # The fragments are dropped and counted as such.
 test_reserve_lone_fragments()
 {
-	setup_link_pair || { echo "    link setup failed"; ret=1; log_test "lone fragments"; return; }
-	ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
-	ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
-	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
-	ip -n peer link set dev eth0 rx_reserve 8
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "lone fragments"; return; }
 
 	# Waits out the fragments: their 30 s in a queue would time it out.
 	ip netns exec peer nr-memalloc recv 6000 20 60 mark >/tmp/memalloc.out &
 	memalloc_pid=$!
 	sleep 1
-	echo 1 >$dbg/force
-	ip -n peer link set dev eth0 down
-	ip -n peer link set dev eth0 up
-	wait_counter eth0 held 8
+	forced_ring
 	dropped0=$(stat dropped) delivered0=$(stat delivered)
 	frag_fails0=$(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $17 }' /proc/net/snmp)
 

@@ -47,10 +47,13 @@ stop_flood()
 	pids=()
 }
 
+# client_port: the loopback UDP port QEMU takes the client NIC's frames on.
+client_port() { sed -n "s/^client_$nic=//p" "$ports"; }
+
 start_flood()
 {
 	local port
-	port=$(sed -n "s/^client_$nic=//p" "$ports")
+	port=$(client_port)
 	[ -n "$port" ] || { echo "flooded-pair: no port for $nic" >&2; return; }
 	if [ "$mtu" -gt 1500 ]; then
 		"$flooder" -p "$port" "${flood_args[@]}" -r $((rate / 2)) -o "$floodlog.small" &
@@ -85,7 +88,7 @@ reader()
 			stop_flood
 			# Both QEMUs name that port: the client listens on it, the
 			# server sends to it.
-			pkill -f "127\\.0\\.0\\.1:$(sed -n "s/^client_$nic=//p" "$ports")([, ]|$)" 2>/dev/null
+			pkill -f "127\\.0\\.0\\.1:$(client_port)([, ]|$)" 2>/dev/null
 			watching=0
 		fi
 		[ -n "$line" ] || continue

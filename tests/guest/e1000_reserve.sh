@@ -134,6 +134,15 @@ forced_ring()
 	wait_counter eth0 held 8
 }
 
+# unforced_ring: normal allocations work again; down frees the ring, and
+# every reserve buffer must have been credited back.
+unforced_ring()
+{
+	echo 0 >$dbg/force
+	ip -n peer link set dev eth0 down
+	expect_eq "held after down" "$(stat held)" 0
+}
+
 test_reserve_path()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "reserve path"; return; }
@@ -165,9 +174,7 @@ test_reserve_path()
 	send_udp 6000 20
 	expect_reserve_outcome eth0 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8 "$refused0"
 
-	echo 0 >$dbg/force
-	ip -n peer link set dev eth0 down
-	expect_eq "held after down" "$(stat held)" 0
+	unforced_ring
 	ip -s -d -j -n peer link show dev eth0 | grep -q "\"delivered\":$(stat delivered)"
 	check_err $?
 	ip -n peer link set dev eth0 rx_reserve 50
@@ -201,9 +208,7 @@ test_reserve_path_small()
 	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" "$count"
 	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) "$count"
 
-	echo 0 >$dbg/force
-	ip -n peer link set dev eth0 down
-	expect_eq "held after down" "$(stat held)" 0
+	unforced_ring
 	ip -n peer link set dev eth0 mtu 1500
 	ip link set dev eth1 mtu 1500
 	ip -n peer link set dev eth0 rx_reserve 50
@@ -238,9 +243,7 @@ test_reserve_lone_fragments()
 	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 20
 	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) 20
 
-	echo 0 >$dbg/force
-	ip -n peer link set dev eth0 down
-	expect_eq "held after down" "$(stat held)" 0
+	unforced_ring
 	ip -n peer link set dev eth0 rx_reserve 50
 	teardown_link_pair
 	log_test "50 lone first fragments in reserve buffers are dropped at once; a memalloc socket then receives 20 of 20"

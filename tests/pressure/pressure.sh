@@ -72,7 +72,16 @@ if [ "$role" = server ]; then
 	[swap]
 		exportname = /tmp/swap.img
 	EOF
-	nbd-server -C /tmp/nbd-server.conf -d >/tmp/nbd.out 2>&1
+	nbd-server -C /tmp/nbd-server.conf -d >/tmp/nbd.out 2>&1 &
+	server_pid=$!
+	# Every 5 s, one "nr-server" line: where nbd-server waits, its TCP
+	# connection (send and receive queues, retransmit timer) and the NIC's
+	# packets, so that a client stall shows which side stopped.
+	while sleep 5; do
+		kill -0 $server_pid 2>/dev/null || break
+		echo "nr-server wchan=$(cat /proc/$server_pid/wchan 2>/dev/null) rx=$(cat /sys/class/net/$nic/statistics/rx_packets) tx=$(cat /sys/class/net/$nic/statistics/tx_packets) tcp=$(awk '$2 ~ /:2A39$/ && $4 == "01" { printf "%s:%s:%s:%s ", $5, $6, $7, $3 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)"
+	done &
+	wait $server_pid
 	rc=$?
 	cat /tmp/nbd.out
 	# nbd-server says "Connection dropped" and exits 1 when the client

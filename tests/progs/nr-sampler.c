@@ -20,6 +20,13 @@
  * keeps telling whether the NIC still receives and the reserve still
  * moves while everything else is stuck.  pswpin/pswpout are 4 KiB pages
  * read from and written to SWAPDEV (default nbd0) since it was attached.
+ *
+ * When neither the workload nor swap I/O has moved for STALL_DUMP_AFTER
+ * seconds, it prints "nr-stall-dump t=S", the swap device's requests in
+ * flight, and asks the kernel (sysrq m, then t) for the memory state and
+ * every task's stack: a stall in which no task stays blocked for the
+ * hung-task timeout (reclaim that sleeps and retries, a work item that
+ * never runs) leaves no other trace.  Once per stall.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -29,6 +36,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#define STALL_DUMP_AFTER 20
 
 static char buf[16384];
 
@@ -122,12 +131,39 @@ static void reserve_stats(void)
 	}
 }
 
+static void sysrq(char key)
+{
+	int fd = open("/proc/sysrq-trigger", O_WRONLY);
+
+	if (fd < 0 || write(fd, &key, 1) != 1)
+		printf("nr-stall-dump: sysrq %c not available\n", key);
+	if (fd >= 0)
+		close(fd);
+}
+
+/* What the console needs to explain a stall, once. */
+static void stall_dump(long t, const char *swapdev)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/block/%s/inflight", swapdev);
+	printf("nr-stall-dump t=%ld %s_inflight=%s", t, swapdev, slurp(path));
+	printf("%s", slurp("/proc/net/sockstat"));
+	printf("%s", slurp("/proc/net/tcp"));
+	printf("%s", slurp("/proc/net/snmp"));
+	printf("%s", slurp("/proc/net/netstat"));
+	sysrq('m');
+	sysrq('t');
+}
+
 int main(int argc, char **argv)
 {
 	const char *nic = argc > 1 ? argv[1] : "eth0";
 	const char *swapdev = argc > 2 ? argv[2] : "nbd0";
 	char path[96], phase[16];
+	unsigned long long last_progress = ~0ULL;
 	struct timespec start, now;
+	long still = 0;
 
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		perror("nr-sampler: mlockall");
@@ -155,6 +191,12 @@ int main(int argc, char **argv)
 		       swap_total - swap_free, rd / 8, wr / 8, rx, missed, phase, done);
 		reserve_stats();
 		printf("\n");
+		if (done + rd + wr != last_progress) {
+			last_progress = done + rd + wr;
+			still = 0;
+		} else if (++still == STALL_DUMP_AFTER) {
+			stall_dump((long)(now.tv_sec - start.tv_sec), swapdev);
+		}
 		sleep(1);
 	}
 }

@@ -79,6 +79,9 @@ if [ "${NETRESERVE_KVM:-0}" = 1 ]; then
 	accel=(-accel kvm -cpu host)
 fi
 
+# NETRESERVE_MONITOR_DIR=DIR: each guest's QEMU monitor listens on
+# DIR/NAME.mon (debugging: "info virtio-queue-status" on a stalled guest).
+
 # Free UDP ports on the loopback for the -netdev socket links, asked of the
 # kernel so that parallel runs never collide.
 free_udp_ports()
@@ -109,6 +112,7 @@ qemu_args()
 		-kernel "$kernel" -initrd "$rd" \
 		-append "'$cmdline nrrole=$role'" \
 		-serial "file:$run_dir/$name.console" -serial "file:$run_dir/$name.result" \
+		${NETRESERVE_MONITOR_DIR:+-monitor "unix:$NETRESERVE_MONITOR_DIR/$name.mon,server=on,wait=off"} \
 		"$@"
 }
 
@@ -208,6 +212,13 @@ for i in "${!guests[@]}"; do
 	else
 		cp "$console" "$log"
 	fi
+	# What QEMU itself said (a device it marked broken, for one) goes to
+	# the log too: the guest cannot see it.
+	if [ -s "$run_dir/$g.qemu" ]; then
+		{ echo "boot.sh: QEMU ($g) said:"; cat "$run_dir/$g.qemu"; } \
+			>>"$([ "${#guests[@]}" -gt 1 ] && echo "${log%.log}-$g.log" || echo "$log")"
+		echo "boot.sh: $g: QEMU said: $(head -c 300 "$run_dir/$g.qemu")" >&2
+	fi
 	grc=$(sed -n 's/^netreserve-exit: \([0-9]*\).*/\1/p' "$run_dir/$g.result" | tail -1)
 	if [ "$qrc" = 124 ] || [ "$qrc" = 137 ]; then
 		echo "boot.sh: $g: timed out after ${timeout}s" >&2
@@ -220,11 +231,14 @@ for i in "${!guests[@]}"; do
 		status=1
 		continue
 	fi
-	checked=$console
+	# A stalled pressure run asks for every task's stack (sysrq t, see
+	# nr-sampler): those "Call Trace:" lines are the dump, not a report.
+	# Every other pattern still counts after it.
+	checked=$run_dir/$g.checked
+	awk '/sysrq: Show State/ { dump = 1 } !(dump && /Call Trace:/)' "$console" >"$checked"
 	if [ "${NETRESERVE_ALLOW_ALLOC_FAILURE:-0}" = 1 ]; then
-		checked=$run_dir/$g.checked
 		awk '/page allocation failure:/ { skip = 1 } skip && /<\/TASK>/ { skip = 0; next } !skip' \
-			"$console" >"$checked"
+			"$checked" >"$checked.tmp" && mv "$checked.tmp" "$checked"
 	fi
 	if grep -aEq "$bad_console" "$checked"; then
 		echo "boot.sh: $g: the kernel reported a problem:" >&2

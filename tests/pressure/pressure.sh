@@ -72,6 +72,12 @@ if [ "$role" = server ]; then
 	[swap]
 		exportname = /tmp/swap.img
 	EOF
+	# TCP's counters that say a segment arrived and was not taken, and
+	# those of the segments themselves, as name=value for the non-zero ones.
+	tcp_drops() {
+		awk '$1 == "Tcp:" || $1 == "TcpExt:" { if (!h[$1]) { h[$1] = 1; for (i = 2; i <= NF; i++) n[$1, i] = $i; next }
+			for (i = 2; i <= NF; i++) if ($i != 0 && n[$1, i] ~ /^(InSegs|OutSegs|RetransSegs|InErrs|InCsumErrors|PruneCalled|RcvPruned|OfoPruned|TCPRcvQDrop|TCPBacklogDrop|TCPOFODrop|TCPOFOQueue|TCPZeroWindowDrop|TCPDSACKRecv|TCPDSACKOldSent|TCPMemoryPressures|PAWSEstab|TCPACKSkippedSeq|TCPSYNChallenge|TCPChallengeACK)$/) printf "%s=%s ", n[$1, i], $i }' /proc/net/snmp /proc/net/netstat
+	}
 	nbd-server -C /tmp/nbd-server.conf -d >/tmp/nbd.out 2>&1 &
 	server_pid=$!
 	# Every 5 s, one "nr-server" line: where nbd-server waits, its TCP
@@ -79,7 +85,7 @@ if [ "$role" = server ]; then
 	# packets, so that a client stall shows which side stopped.
 	while sleep 5; do
 		kill -0 $server_pid 2>/dev/null || break
-		echo "nr-server wchan=$(cat /proc/$server_pid/wchan 2>/dev/null) rx=$(cat /sys/class/net/$nic/statistics/rx_packets) tx=$(cat /sys/class/net/$nic/statistics/tx_packets) tcp=$(awk '$2 ~ /:2A39$/ && $4 == "01" { printf "%s:%s:%s:%s ", $5, $6, $7, $3 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)"
+		echo "nr-server wchan=$(cat /proc/$server_pid/wchan 2>/dev/null) avail_kb=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo) rx=$(cat /sys/class/net/$nic/statistics/rx_packets) rx_dropped=$(cat /sys/class/net/$nic/statistics/rx_dropped) tx=$(cat /sys/class/net/$nic/statistics/tx_packets) $(tcp_drops) tcp=$(awk '$2 ~ /:2A39$/ && $4 == "01" { printf "%s:%s:%s:%s ", $5, $6, $7, $3 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)"
 	done &
 	wait $server_pid
 	rc=$?

@@ -23,17 +23,21 @@
  *
  * When neither the workload nor swap I/O has moved for STALL_DUMP_AFTER
  * seconds, it prints "nr-stall-dump t=S", the swap device's requests in
- * flight, and asks the kernel (sysrq m, then t) for the memory state and
+ * flight, the NICs' and the stack's counters (TCP, ARP, devices), and
+ * the first time asks the kernel (sysrq m, then t) for the memory state and
  * every task's stack: a stall in which no task stays blocked for the
  * hung-task timeout (reclaim that sleeps and retries, a work item that
- * never runs) leaves no other trace.  Once per stall.
+ * never runs) leaves no other trace.  The counters are printed again every
+ * STALL_DUMP_AFTER seconds while the stall lasts, to show what still moves.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,13 +111,14 @@ static unsigned long long progress(char *phase, size_t size)
 	return done;
 }
 
+static const char *const devs[] = { "eth0", "eth1" };
+
 static void reserve_stats(void)
 {
 	static const char *const names[] = {
 		"rx_reserve", "pages", "held", "peak", "alloc", "refused",
 		"dropped", "delivered",
 	};
-	static const char *const devs[] = { "eth0", "eth1" };
 	char path[96];
 	size_t d, i;
 
@@ -142,18 +147,40 @@ static void sysrq(char key)
 }
 
 /* What the console needs to explain a stall, once. */
-static void stall_dump(long t, const char *swapdev)
+static void stall_dump(long t, const char *swapdev, bool first)
 {
+	/* A NIC that stopped delivering: dropped (no skb), missed (no ring
+	 * buffer) or nothing arriving at all.
+	 */
+	static const char *const counters[] = {
+		"rx_packets", "rx_dropped", "rx_errors", "rx_missed_errors",
+		"rx_fifo_errors", "tx_packets",
+	};
 	char path[96];
+	size_t d, i;
 
 	snprintf(path, sizeof(path), "/sys/block/%s/inflight", swapdev);
 	printf("nr-stall-dump t=%ld %s_inflight=%s", t, swapdev, slurp(path));
+	for (d = 0; d < sizeof(devs) / sizeof(devs[0]); d++) {
+		printf("nr-stall-dump %s", devs[d]);
+		for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
+			snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/%s",
+				 devs[d], counters[i]);
+			printf(" %s=%llu", counters[i], number_in(path));
+		}
+		printf("\n");
+	}
 	printf("%s", slurp("/proc/net/sockstat"));
 	printf("%s", slurp("/proc/net/tcp"));
 	printf("%s", slurp("/proc/net/snmp"));
 	printf("%s", slurp("/proc/net/netstat"));
-	sysrq('m');
-	sysrq('t');
+	printf("%s", slurp("/proc/net/arp"));
+	printf("%s", slurp("/proc/net/stat/arp_cache"));
+	printf("%s", slurp("/proc/net/dev"));
+	if (first) {
+		sysrq('m');
+		sysrq('t');
+	}
 }
 
 int main(int argc, char **argv)
@@ -167,6 +194,11 @@ int main(int argc, char **argv)
 
 	if (mlockall(MCL_CURRENT | MCL_FUTURE))
 		perror("nr-sampler: mlockall");
+	/* Reading /proc and /sys allocates; in a stall, reclaim that may wait
+	 * for swap I/O would stop the sampler exactly when it is needed.
+	 */
+	if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+		perror("nr-sampler: PR_SET_IO_FLUSHER");
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
@@ -194,8 +226,9 @@ int main(int argc, char **argv)
 		if (done + rd + wr != last_progress) {
 			last_progress = done + rd + wr;
 			still = 0;
-		} else if (++still == STALL_DUMP_AFTER) {
-			stall_dump((long)(now.tv_sec - start.tv_sec), swapdev);
+		} else if (++still % STALL_DUMP_AFTER == 0) {
+			stall_dump((long)(now.tv_sec - start.tv_sec), swapdev,
+				   still == STALL_DUMP_AFTER);
 		}
 		sleep(1);
 	}

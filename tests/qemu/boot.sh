@@ -81,6 +81,16 @@ fi
 
 # NETRESERVE_MONITOR_DIR=DIR: each guest's QEMU monitor listens on
 # DIR/NAME.mon (debugging: "info virtio-queue-status" on a stalled guest).
+# NETRESERVE_PCAP_DIR=DIR: QEMU writes the first 128 bytes of every frame
+# each guest's NICs send and receive to DIR/NAME-NETDEV.pcap (filter-dump).
+pcap_args()
+{
+	local name=$1 netdev
+	[ -n "${NETRESERVE_PCAP_DIR:-}" ] || return 0
+	for netdev in n0 n1; do
+		echo -object "filter-dump,id=dump-$netdev,netdev=$netdev,maxlen=128,file=$NETRESERVE_PCAP_DIR/$name-$netdev.pcap"
+	done
+}
 
 # Free UDP ports on the loopback for the -netdev socket links, asked of the
 # kernel so that parallel runs never collide.
@@ -113,7 +123,7 @@ qemu_args()
 		-append "'$cmdline nrrole=$role'" \
 		-serial "file:$run_dir/$name.console" -serial "file:$run_dir/$name.result" \
 		${NETRESERVE_MONITOR_DIR:+-monitor "unix:$NETRESERVE_MONITOR_DIR/$name.mon,server=on,wait=off"} \
-		"$@"
+		"$@" $(pcap_args "$name")
 }
 
 # A guest runs under timeout(1); its console streams to the terminal.

@@ -8,7 +8,9 @@
 # nowhere else); on "nr-flood-stop", or when the guests end, it stops.
 # RATE is the offered packets per second (0: no flood).  At MTU 9000 half
 # the rate is jumbo frames (UDP to the idle socket and lone fragments of
-# 8000 bytes), half the small mix.  The flooder's per-second counts go to
+# 8000 bytes), half the small mix.  At MTU 1500, FLOOD_MIX and FLOOD_LEN
+# (env) choose the kinds of frames and their IP length (nr-hostflood -m,
+# -l; default all four kinds, small).  The flooder's per-second counts go to
 # FLOODLOG.
 #
 # A progress watchdog ends a stalled run instead of waiting out the
@@ -62,7 +64,8 @@ start_flood()
 			-l $((mtu - 1000)) -o "$floodlog.jumbo" &
 		pids+=($!)
 	else
-		"$flooder" -p "$port" "${flood_args[@]}" -r "$rate" -o "$floodlog.small" &
+		"$flooder" -p "$port" "${flood_args[@]}" -r "$rate" \
+			${FLOOD_MIX:+-m "$FLOOD_MIX"} ${FLOOD_LEN:+-l "$FLOOD_LEN"} -o "$floodlog.small" &
 		pids+=($!)
 	fi
 	echo "flood: $rate packets/s offered to the client's $nic (127.0.0.1:$port)"

@@ -23,8 +23,8 @@ report=$out/report.md
 	echo
 	echo "## Summary"
 	echo
-	echo "| link | kernel | flood | runs | completed | stalled | other | median time (s) | time / unflooded | median offered (pkt/s) | median received (pkt/s) | swap out (MiB, median) | reserve peak (max) | reserve allocs (median) | dropped (median) | delivered (median) |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	echo "| link | kernel | flood | runs | completed | stalled | other | stalls began at (s) | median time (s) | min-max (s) | time / unflooded | median offered (pkt/s) | median received (pkt/s) | swap out (MiB, median) | reserve peak (max) | reserve allocs (median) | dropped (median) | delivered (median) |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	awk -F'\t' '
 	# The median of a list of numbers (insertion sort: mawk has no asort).
 	function median(list,   a, n, i, j, x) {
@@ -38,13 +38,24 @@ report=$out/report.md
 		}
 		return a[int((n + 1) / 2)]
 	}
+	# "min-max" of a list of numbers, or "" for none.
+	function range(list,   a, n, i, lo, hi) {
+		n = split(list, a, " ")
+		if (!n) return ""
+		lo = hi = a[1] + 0
+		for (i = 2; i <= n; i++) {
+			if (a[i] + 0 < lo) lo = a[i] + 0
+			if (a[i] + 0 > hi) hi = a[i] + 0
+		}
+		return lo "-" hi
+	}
 	NR == 1 { next }
 	{
 		k = $1 SUBSEP $2 SUBSEP $3
 		if (!(k in runs)) order[++nk] = k
 		runs[k]++
 		if ($5 == "completed") { done[k]++; t[k] = t[k] " " $6 }
-		else if ($5 ~ /^stalled/) stalled[k]++
+		else if ($5 ~ /^stalled/) { stalled[k]++; began[k] = began[k] (began[k] == "" ? "" : ", ") $14 }
 		else other[k]++
 		off[k] = off[k] " " $10; rx[k] = rx[k] " " $11; sw[k] = sw[k] " " $8
 		if ($17 != "" && $17 + 0 > peak[k]) peak[k] = $17 + 0
@@ -60,8 +71,8 @@ report=$out/report.md
 			mt = median(t[k])
 			ref = median(t[f[1] SUBSEP f[2] SUBSEP "off"])
 			ratio = (f[3] == "on" && mt != "" && ref != "" && ref > 0) ? sprintf("%.2f", mt / ref) : ""
-			printf "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-				f[1], f[2], f[3], runs[k], done[k], stalled[k], other[k], mt, ratio,
+			printf "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+				f[1], f[2], f[3], runs[k], done[k], stalled[k], other[k], began[k], mt, range(t[k]), ratio,
 				median(off[k]), median(rx[k]), median(sw[k]),
 				hasres[k] ? peak[k] + 0 : "", median(al[k]), median(dr[k]), median(de[k])
 		}

@@ -55,7 +55,7 @@ report=$out/report.md
 		if (!(k in runs)) order[++nk] = k
 		runs[k]++
 		if ($5 == "completed") { done[k]++; t[k] = t[k] " " $6 }
-		else if ($5 ~ /^stalled/) { stalled[k]++; s = $14; if (match($5, /since t=[0-9]+/)) s = substr($5, RSTART + 8, RLENGTH - 8); began[k] = began[k] (began[k] == "" ? "" : ", ") s }
+		else if ($5 ~ /^stalled/) { stalled[k]++; began[k] = began[k] (began[k] == "" ? "" : ", ") $14 }
 		else other[k]++
 		off[k] = off[k] " " $10; rx[k] = rx[k] " " $11; sw[k] = sw[k] " " $8
 		if ($17 != "" && $17 + 0 > peak[k]) peak[k] = $17 + 0

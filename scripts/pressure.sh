@@ -227,7 +227,7 @@ for link in $links; do
 					swapin=$(awk -F'\t' 'END { print int($7 * 4 / 1024) }' "$out/$name.tsv")
 				fi
 				stall=
-				case "$what" in stalled*) stall=$(echo "$what" | sed 's/.*t=\([0-9]*\) s.*/\1/') ;; esac
+				case "$what" in stalled*) stall=$(echo "$what" | sed 's/^stalled since t=\([0-9]*\) s.*/\1/') ;; esac
 				verified=$(field "$result" verified)
 				verified=$(( ${verified:-0} / 1048576 ))
 				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \

@@ -36,7 +36,9 @@
 #define IFLA_RX_RESERVE_STATS_REFUSED 6
 #define IFLA_RX_RESERVE_STATS_DROPPED 7
 #define IFLA_RX_RESERVE_STATS_DELIVERED 8
-#define IFLA_RX_RESERVE_STATS_MAX 8
+#endif
+#ifndef IFLA_RX_RESERVE_STATS_SHARE
+#define IFLA_RX_RESERVE_STATS_SHARE 9
 #endif
 #ifndef SO_MEMALLOC
 #define SO_MEMALLOC 76
@@ -85,6 +87,7 @@ static void parse_stats(const struct nlattr *nest, struct nr_dev *d)
 		case IFLA_RX_RESERVE_STATS_REFUSED: d->refused = v; break;
 		case IFLA_RX_RESERVE_STATS_DROPPED: d->dropped = v; break;
 		case IFLA_RX_RESERVE_STATS_DELIVERED: d->delivered = v; break;
+		case IFLA_RX_RESERVE_STATS_SHARE: d->share = v; break;
 		}
 	}
 }

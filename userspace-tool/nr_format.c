@@ -94,14 +94,16 @@ static void add_dev(struct nr_dev *sum, const struct nr_dev *d)
 	sum->refused += d->refused;
 	sum->dropped += d->dropped;
 	sum->delivered += d->delivered;
+	sum->share += d->share;
 }
 
 static void print_row_text(FILE *f, const char *name, const struct nr_dev *d)
 {
 	fprintf(f, "%-16s %10" PRIu32 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-		" %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
-		name, d->rx_reserve, d->pages, d->held, d->peak, d->alloc,
-		d->refused, d->dropped, d->delivered);
+		" %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+		" %10" PRIu64 "\n",
+		name, d->rx_reserve, d->share, d->pages, d->held, d->peak,
+		d->alloc, d->refused, d->dropped, d->delivered);
 }
 
 /* A value the kernel did not give prints as "?" rather than a made-up 0. */
@@ -126,9 +128,9 @@ void nr_print_text(FILE *f, const struct nr_dev *devs, int n,
 	struct nr_dev total = { .rx_reserve = 0 };
 	int i;
 
-	fprintf(f, "%-16s %10s %8s %8s %8s %10s %10s %10s %10s\n", "device",
-		"rx_reserve", "pages", "held", "peak", "alloc", "refused",
-		"dropped", "delivered");
+	fprintf(f, "%-16s %10s %8s %8s %8s %8s %10s %10s %10s %10s\n", "device",
+		"rx_reserve", "share", "pages", "held", "peak", "alloc",
+		"refused", "dropped", "delivered");
 	for (i = 0; i < n; i++) {
 		if (!devs[i].supported)
 			continue;
@@ -166,9 +168,10 @@ static void print_stats_json(FILE *f, const struct nr_dev *d)
 	fprintf(f, "\"rx_reserve\":%" PRIu32 ",\"rx_reserve_stats\":{"
 		"\"pages\":%" PRIu64 ",\"held\":%" PRIu64 ",\"peak\":%" PRIu64
 		",\"alloc\":%" PRIu64 ",\"refused\":%" PRIu64
-		",\"dropped\":%" PRIu64 ",\"delivered\":%" PRIu64 "}",
+		",\"dropped\":%" PRIu64 ",\"delivered\":%" PRIu64
+		",\"share\":%" PRIu64 "}",
 		d->rx_reserve, d->pages, d->held, d->peak, d->alloc,
-		d->refused, d->dropped, d->delivered);
+		d->refused, d->dropped, d->delivered, d->share);
 }
 
 /* JSON has no "unknown" number: a value the kernel did not give is null. */

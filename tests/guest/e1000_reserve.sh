@@ -41,8 +41,43 @@ test_default_and_round_trip()
 	log_test "a change is notified to ip monitor"
 }
 
+# Sizing (v2): nothing is set aside while no memalloc socket exists; the
+# first one adds exactly the up device's pages, and its close takes exactly
+# them back.
+test_set_aside_only_with_memalloc_socket()
+{
+	[ "$(memalloc_socks)" = 0 ] || { echo "    a memalloc socket exists already"; ret=1; }
+	base=$(reserve_kb)
+	expect_eq "memalloc_reserve_kbytes with no memalloc socket" "$base" 0
+	ip link set dev eth0 up
+	expect_eq "memalloc_reserve_kbytes up, no memalloc socket" "$(reserve_kb)" 0
+	expect_eq "pages reported up, no memalloc socket" "$(ip_pages eth0)" 0
+	memalloc_hold
+	check_err $?
+	pages=$(ip_pages eth0)
+	[ -n "$pages" ] && [ "$pages" -gt 50 ]
+	check_err $?
+	expect_eq "memalloc_reserve_kbytes with one memalloc socket" "$(reserve_kb)" $((pages * 4))
+	memalloc_hold_outer=$memalloc_hold_pid memalloc_base_outer=$memalloc_hold_base
+	memalloc_hold 6998
+	check_err $?
+	expect_eq "memalloc_reserve_kbytes with two" "$(reserve_kb)" $((pages * 4))
+	memalloc_release
+	check_err $?
+	expect_eq "memalloc_reserve_kbytes back to one" "$(reserve_kb)" $((pages * 4))
+	memalloc_hold_pid=$memalloc_hold_outer memalloc_hold_base=$memalloc_base_outer
+	memalloc_release
+	check_err $?
+	expect_eq "memalloc_reserve_kbytes after the last closed" "$(reserve_kb)" 0
+	expect_eq "pages reported after the last closed" "$(ip_pages eth0)" 0
+	ip link set dev eth0 down
+	log_test "the up NIC's $pages pages are set aside exactly while a memalloc socket exists"
+}
+
 test_global_reserve_follows()
 {
+	memalloc_hold
+	check_err $?
 	base=$(reserve_kb)
 	ip link set dev eth0 up
 	pages=$(ip_pages eth0)
@@ -72,13 +107,23 @@ test_global_reserve_follows()
 	expect_eq "back to 50" "$(reserve_kb)" "$up"
 	ip link set dev eth0 down
 	expect_eq "down" "$(reserve_kb)" "$base"
+	memalloc_release
+	check_err $?
 	log_test "MTU changes and a new share while up re-estimate by the exact delta"
+}
+
+# ip_json_field_share DEV: the share DEV got, as ip -s -d -j reports it.
+ip_json_field_share()
+{
+	ip -s -d -j link show dev "$1" | grep -o '"share":[0-9]*' | cut -d: -f2
 }
 
 test_global_cap()
 {
 	cap=/proc/sys/net/core/rx_reserve_max_kbytes
 	orig=$(cat $cap)
+	memalloc_hold
+	check_err $?
 	base=$(reserve_kb)
 	# Room for a share of 10 buffers, not for 50.
 	ip link set dev eth0 rx_reserve 10
@@ -94,19 +139,39 @@ test_global_cap()
 	expect_eq "global reserve after the refusal" "$(reserve_kb)" "$small"
 	log_test "a share past net.core.rx_reserve_max_kbytes is refused and changes nothing"
 
-	# A device whose part does not fit refuses to come up.
+	# The cap never stops a device from coming up: with room for nothing,
+	# eth0 comes up with a share of 0, says so once, and reports it.
 	ip link set dev eth0 down
-	echo 8 >$cap
-	out=$(ip link set dev eth0 up 2>&1)
-	check_fail $?
-	printf '%s' "$out" | grep -qF "would exceed net.core.rx_reserve_max_kbytes" ||
-		{ echo "    said: $out"; ret=1; }
-	ip link show dev eth0 | grep -q "state DOWN"
-	check_err $?
-	expect_eq "global reserve" "$(reserve_kb)" "$base"
-	echo "$orig" >$cap
 	ip link set dev eth0 rx_reserve 50
-	log_test "a device whose reserve would not fit the cap stays down"
+	echo 8 >$cap
+	dmesg -c >/dev/null
+	ip link set dev eth0 up
+	check_err $?
+	ip link show dev eth0 | grep -qE "[<,]UP[,>]" || { echo "    eth0 stayed down"; ret=1; }
+	expect_eq "rx_reserve as configured" \
+		"$(ip -d link show dev eth0 | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p')" 50
+	expect_eq "share the cap allowed" "$(ip_json_field_share eth0)" 0
+	expect_eq "global reserve" "$(reserve_kb)" "$base"
+	expect_eq "kernel log lines about it" \
+		"$(dmesg | grep -c 'rx_reserve_max_kbytes allows 0 of its 50 buffers')" 1
+	log_test "a device whose reserve does not fit the cap comes up with a share of 0 and says so once"
+
+	# Room for exactly the 10 buffers measured above: a share of 10.
+	ip link set dev eth0 down
+	echo "$small" >$cap
+	ip link set dev eth0 up
+	check_err $?
+	expect_eq "share the cap allowed" "$(ip_json_field_share eth0)" 10
+	expect_eq "global reserve" "$(reserve_kb)" "$small"
+	expect_eq "debugfs share" "$(stat share)" 10
+	ip link set dev eth0 down
+	echo "$orig" >$cap
+	ip link set dev eth0 up
+	expect_eq "share with the cap back" "$(ip_json_field_share eth0)" 50
+	ip link set dev eth0 down
+	memalloc_release
+	check_err $?
+	log_test "with room for 10 buffers it comes up with a share of exactly 10, and asks for 50 again next time"
 }
 
 # Send COUNT UDP datagrams of 1400 bytes from the root namespace to PORT.
@@ -250,6 +315,7 @@ test_reserve_lone_fragments()
 }
 
 test_default_and_round_trip
+test_set_aside_only_with_memalloc_socket
 test_global_reserve_follows
 test_global_cap
 test_reserve_path

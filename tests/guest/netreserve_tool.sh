@@ -39,8 +39,8 @@ test_show()
 	out=$(netreserve show)
 	check_err $?
 	for dev in eth0 eth1; do
-		printf '%s\n' "$out" | grep -qE "^$dev +50 +[0-9]+ +0 " ||
-			{ echo "    no $dev row with rx_reserve 50: $out"; ret=1; }
+		printf '%s\n' "$out" | grep -qE "^$dev +50 +50 +[0-9]+ +0 " ||
+			{ echo "    no $dev row with rx_reserve 50, share 50, held 0: $out"; ret=1; }
 	done
 	printf '%s\n' "$out" | grep -q '^lo ' && { echo "    lo listed"; ret=1; }
 	printf '%s\n' "$out" | grep -qE '^total +[0-9]+ ' || { echo "    no total line"; ret=1; }
@@ -51,6 +51,9 @@ test_show()
 		{ echo "    global line wrong: $out"; ret=1; }
 	log_test "show: every supported device, a total and the global reserve"
 
+	# eth0's share is set aside while it is up and a memalloc socket exists.
+	memalloc_hold
+	check_err $?
 	ip link set dev eth0 up
 	netreserve -j show >/tmp/nr.json
 	check_err $?
@@ -58,7 +61,7 @@ test_show()
 	check_err $?
 	i=0
 	while name=$(sed -n "s/^\.devices\[$i\]\.ifname=//p" /tmp/nr.flat) && [ -n "$name" ]; do
-		for field in rx_reserve pages held peak alloc refused dropped delivered; do
+		for field in rx_reserve pages held peak alloc refused dropped delivered share; do
 			mine=$(sed -n "s/^\.devices\[$i\]\.\(rx_reserve_stats\.\)\{0,1\}$field=//p" /tmp/nr.flat)
 			expect_eq "$name $field: netreserve vs ip" "$mine" "$(ip_json_field "$name" $field)"
 		done
@@ -71,6 +74,8 @@ test_show()
 	expect_eq "network part" "$(sed -n 's/^\.global\.memalloc_reserve_kbytes=//p' /tmp/nr.flat)" \
 		"$(cat /proc/sys/vm/memalloc_reserve_kbytes)"
 	ip link set dev eth0 down
+	memalloc_release
+	check_err $?
 	log_test "show -j is valid JSON and agrees with ip -s -d -j link show"
 
 	expect_exit "show on a missing device" 3 "no such device: nosuch0" netreserve show nosuch0

@@ -9,6 +9,8 @@
 dbg=/sys/kernel/debug/rx_reserve/eth0
 stat() { reserve_stat eth0 "$1"; }
 pci=$(basename "$(readlink /sys/class/net/eth0/device)")
+# The shares are set aside while a memalloc socket exists: hold one throughout.
+memalloc_hold || exit 1
 base=$(cat /proc/sys/vm/memalloc_reserve_kbytes)
 
 setup_link_pair || { echo "    FAIL: link setup"; exit 1; }
@@ -48,5 +50,7 @@ pci_rescan e1000 eth0
 ip -d link show dev eth0 | grep -q "rx_reserve 50 "
 check_err $?
 expect_eq "memalloc_reserve_kbytes after the rescan" "$(cat /proc/sys/vm/memalloc_reserve_kbytes)" "$base"
+memalloc_release
+check_err $?
 log_test "a PCI rescan brings e1000 back with the default share"
 exit $test_failed

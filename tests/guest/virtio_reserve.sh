@@ -58,6 +58,9 @@ test_default()
 
 test_global_reserve_follows()
 {
+	# The shares are set aside while a memalloc socket exists.
+	memalloc_hold
+	check_err $?
 	base=$(reserve_kb)
 	ip link set dev eth1 up
 	pages=$(ip_pages eth1)
@@ -84,6 +87,8 @@ test_global_reserve_follows()
 	expect_eq "after MTU changes" "$(reserve_kb)" "$up"
 	ip link set dev eth1 down
 	expect_eq "down" "$(reserve_kb)" "$base"
+	memalloc_release
+	check_err $?
 	log_test "MTU changes leave virtio-net's part unchanged ($pages_per_buf pages per buffer at any MTU)"
 }
 
@@ -212,6 +217,8 @@ test_throughput()
 # PCI rescan brings the NIC back with the default share.
 test_unregister()
 {
+	memalloc_hold
+	check_err $?
 	base=$(reserve_kb)
 	pci=$(basename "$(dirname "$(readlink -f /sys/class/net/eth1/device)")")
 	quiet_link_pair || { ret=1; log_test "unregister"; return; }
@@ -245,6 +252,8 @@ test_unregister()
 	ip -d link show dev eth1 | grep -q "rx_reserve 50 "
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes after the rescan" "$(reserve_kb)" "$base"
+	memalloc_release
+	check_err $?
 	sysctl -qw net.ipv6.conf.eth1.disable_ipv6=0
 	log_test "a PCI rescan brings virtio-net back with the default share"
 }

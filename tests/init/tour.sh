@@ -19,11 +19,18 @@ run "ip -d link show dev eth0 | grep -o 'rx_reserve [0-9]*'"
 say "The global reserve: min_free_kbytes (the user's part) and the network's part"
 run "cat /proc/sys/vm/min_free_kbytes /proc/sys/vm/memalloc_reserve_kbytes"
 
-say "eth0 comes up: its share (50 buffers) is added to the global reserve"
+say "eth0 comes up: with no network storage (no memalloc socket) nothing is set aside"
 run "ip link set dev eth0 rx_reserve 50"
 run "ip link set dev eth0 up"
 run "cat /proc/sys/vm/memalloc_reserve_kbytes"
+
+say "A block client's socket is marked SO_MEMALLOC: eth0's share (50 buffers) goes into the global reserve"
+memalloc_hold >/dev/null
+run "cat /proc/sys/vm/memalloc_reserve_kbytes"
 run "ip -s -d link show dev eth0"
+memalloc_release >/dev/null
+echo "(the socket closed)"
+run "cat /proc/sys/vm/memalloc_reserve_kbytes"
 run "ip link set dev eth0 down"
 
 say "A device without support refuses a share"

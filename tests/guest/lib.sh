@@ -88,6 +88,17 @@ reserve_kb() { cat /proc/sys/vm/memalloc_reserve_kbytes; }
 # How many sockets are marked SOCK_MEMALLOC now (the debugfs hook).
 memalloc_socks() { cat /sys/kernel/debug/rx_reserve/memalloc_socks; }
 
+# wait_memalloc_socks TEST N: wait (up to 5 s) until the count of memalloc
+# sockets passes [ COUNT TEST N ] (TEST: -gt, -le, ...).
+wait_memalloc_socks()
+{
+	for _ in $(seq 50); do
+		[ "$(memalloc_socks)" "$1" "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # memalloc_hold [PORT]: keep one more memalloc socket open (a UDP socket on
 # PORT, 6999 by default), as a block device's would be, until
 # memalloc_release: the up devices' shares are set aside only while one
@@ -97,24 +108,16 @@ memalloc_hold()
 	memalloc_hold_base=$(memalloc_socks)
 	nr-memalloc recv "${1:-6999}" 1 3600 mark >/dev/null &
 	memalloc_hold_pid=$!
-	for _ in $(seq 50); do
-		[ "$(memalloc_socks)" -gt "$memalloc_hold_base" ] && return 0
-		sleep 0.1
-	done
-	echo "    the memalloc socket did not appear"
-	return 1
+	wait_memalloc_socks -gt "$memalloc_hold_base" ||
+		{ echo "    the memalloc socket did not appear"; return 1; }
 }
 
 memalloc_release()
 {
 	kill "$memalloc_hold_pid" 2>/dev/null
 	wait "$memalloc_hold_pid" 2>/dev/null
-	for _ in $(seq 50); do
-		[ "$(memalloc_socks)" -le "$memalloc_hold_base" ] && return 0
-		sleep 0.1
-	done
-	echo "    the memalloc socket did not go"
-	return 1
+	wait_memalloc_socks -le "$memalloc_hold_base" ||
+		{ echo "    the memalloc socket did not go"; return 1; }
 }
 
 # ip_pages DEV: the pages DEV adds to the global reserve, as ip reports them.

@@ -40,6 +40,9 @@
 #ifndef IFLA_RX_RESERVE_STATS_SHARE
 #define IFLA_RX_RESERVE_STATS_SHARE 9
 #endif
+#ifndef IFLA_RX_RESERVE_STATS_BUFFERS
+#define IFLA_RX_RESERVE_STATS_BUFFERS 10
+#endif
 #ifndef SO_MEMALLOC
 #define SO_MEMALLOC 76
 #endif
@@ -88,6 +91,7 @@ static void parse_stats(const struct nlattr *nest, struct nr_dev *d)
 		case IFLA_RX_RESERVE_STATS_DROPPED: d->dropped = v; break;
 		case IFLA_RX_RESERVE_STATS_DELIVERED: d->delivered = v; break;
 		case IFLA_RX_RESERVE_STATS_SHARE: d->share = v; break;
+		case IFLA_RX_RESERVE_STATS_BUFFERS: d->buffers = v; break;
 		}
 	}
 }
@@ -493,7 +497,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: %s [-j] show [DEV]      devices' RX reserves, counters and the global reserve\n"
-		"       %s set DEV N           set DEV's share to N buffers (0: none)\n"
+		"       %s set DEV N           set DEV's share to N packets of its MTU (0: none)\n"
 		"       %s mark PID FD         mark a running process's socket SO_MEMALLOC\n"
 		"       %s mark --all PID      mark every TCP/UDP socket of the process\n"
 		"       %s unmark PID FD | --all PID\n"

@@ -95,15 +95,16 @@ static void add_dev(struct nr_dev *sum, const struct nr_dev *d)
 	sum->dropped += d->dropped;
 	sum->delivered += d->delivered;
 	sum->share += d->share;
+	sum->buffers += d->buffers;
 }
 
 static void print_row_text(FILE *f, const char *name, const struct nr_dev *d)
 {
 	fprintf(f, "%-16s %10" PRIu32 " %8" PRIu64 " %8" PRIu64 " %8" PRIu64
-		" %8" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-		" %10" PRIu64 "\n",
-		name, d->rx_reserve, d->share, d->pages, d->held, d->peak,
-		d->alloc, d->refused, d->dropped, d->delivered);
+		" %8" PRIu64 " %8" PRIu64 " %10" PRIu64 " %10" PRIu64
+		" %10" PRIu64 " %10" PRIu64 "\n",
+		name, d->rx_reserve, d->share, d->buffers, d->pages, d->held,
+		d->peak, d->alloc, d->refused, d->dropped, d->delivered);
 }
 
 /* A value the kernel did not give prints as "?" rather than a made-up 0. */
@@ -128,9 +129,9 @@ void nr_print_text(FILE *f, const struct nr_dev *devs, int n,
 	struct nr_dev total = { .rx_reserve = 0 };
 	int i;
 
-	fprintf(f, "%-16s %10s %8s %8s %8s %8s %10s %10s %10s %10s\n", "device",
-		"rx_reserve", "share", "pages", "held", "peak", "alloc",
-		"refused", "dropped", "delivered");
+	fprintf(f, "%-16s %10s %8s %8s %8s %8s %8s %10s %10s %10s %10s\n",
+		"device", "rx_reserve", "share", "buffers", "pages", "held",
+		"peak", "alloc", "refused", "dropped", "delivered");
 	for (i = 0; i < n; i++) {
 		if (!devs[i].supported)
 			continue;
@@ -169,9 +170,9 @@ static void print_stats_json(FILE *f, const struct nr_dev *d)
 		"\"pages\":%" PRIu64 ",\"held\":%" PRIu64 ",\"peak\":%" PRIu64
 		",\"alloc\":%" PRIu64 ",\"refused\":%" PRIu64
 		",\"dropped\":%" PRIu64 ",\"delivered\":%" PRIu64
-		",\"share\":%" PRIu64 "}",
+		",\"share\":%" PRIu64 ",\"buffers\":%" PRIu64 "}",
 		d->rx_reserve, d->pages, d->held, d->peak, d->alloc,
-		d->refused, d->dropped, d->delivered, d->share);
+		d->refused, d->dropped, d->delivered, d->share, d->buffers);
 }
 
 /* JSON has no "unknown" number: a value the kernel did not give is null. */

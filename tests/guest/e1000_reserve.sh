@@ -112,6 +112,52 @@ test_global_reserve_follows()
 	log_test "MTU changes and a new share while up re-estimate by the exact delta"
 }
 
+# rx_reserve counts packets of the current MTU (v2): 50 packets are 50
+# fragments of 2 KiB at MTU 1500 and 150 pages at MTU 9000 (a 9018-byte
+# frame spans 3 of e1000's one-page jumbo buffers); the pages set aside
+# follow the MTU up and exactly back down.
+test_packets_at_mtu()
+{
+	memalloc_hold
+	check_err $?
+	base=$(reserve_kb)
+	ip link set dev eth0 up
+	p1500=$(ip_json eth0 pages)
+	expect_eq "share at 1500 (packets)" "$(ip_json eth0 share)" 50
+	# One buffer more: the one e1000 keeps back from the hardware.
+	expect_eq "buffers at 1500" "$(ip_json eth0 buffers)" 51
+	expect_eq "debugfs buffers at 1500" "$(stat buffers)" 51
+	ip link set dev eth0 mtu 9000
+	check_err $?
+	p9000=$(ip_json eth0 pages)
+	expect_eq "rx_reserve at 9000" \
+		"$(ip -d link show dev eth0 | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p')" 50
+	expect_eq "share at 9000 (packets)" "$(ip_json eth0 share)" 50
+	expect_eq "buffers at 9000" "$(ip_json eth0 buffers)" 151
+	expect_eq "debugfs buffers at 9000" "$(stat buffers)" 151
+	expect_eq "global reserve at 9000" "$(reserve_kb)" $((base + p9000 * 4))
+	# 151 data pages, and metadata for 3 times the buffers: more than at
+	# 1500, at most 3 times as much.
+	meta1500=$((p1500 - 51)) meta9000=$((p9000 - 151))
+	[ "$meta1500" -gt 2 ] && [ "$meta9000" -gt "$meta1500" ] &&
+		[ "$meta9000" -le $((3 * meta1500)) ]
+	check_err $?
+	ip link set dev eth0 mtu 1500
+	expect_eq "pages back at 1500" "$(ip_json eth0 pages)" "$p1500"
+	expect_eq "buffers back at 1500" "$(ip_json eth0 buffers)" 51
+	expect_eq "global reserve back at 1500" "$(reserve_kb)" $((base + p1500 * 4))
+	ip link set dev eth0 rx_reserve 10
+	ip link set dev eth0 mtu 9000
+	expect_eq "buffers for 10 packets at 9000" "$(ip_json eth0 buffers)" 31
+	ip link set dev eth0 mtu 1500
+	ip link set dev eth0 rx_reserve 50
+	ip link set dev eth0 down
+	expect_eq "global reserve down" "$(reserve_kb)" "$base"
+	memalloc_release
+	check_err $?
+	log_test "rx_reserve 50 is 50 packets: 51 buffers ($p1500 pages) at MTU 1500, 151 ($p9000 pages) at 9000, and back"
+}
+
 # ip_json_field_share DEV: the share DEV got, as ip -s -d -j reports it.
 ip_json_field_share()
 {
@@ -125,7 +171,7 @@ test_global_cap()
 	memalloc_hold
 	check_err $?
 	base=$(reserve_kb)
-	# Room for a share of 10 buffers, not for 50.
+	# Room for a share of 10 packets, not for 50.
 	ip link set dev eth0 rx_reserve 10
 	ip link set dev eth0 up
 	small=$(reserve_kb)
@@ -153,10 +199,10 @@ test_global_cap()
 	expect_eq "share the cap allowed" "$(ip_json_field_share eth0)" 0
 	expect_eq "global reserve" "$(reserve_kb)" "$base"
 	expect_eq "kernel log lines about it" \
-		"$(dmesg | grep -c 'rx_reserve_max_kbytes allows 0 of its 50 buffers')" 1
+		"$(dmesg | grep -c 'rx_reserve_max_kbytes allows 0 of its 50 packets')" 1
 	log_test "a device whose reserve does not fit the cap comes up with a share of 0 and says so once"
 
-	# Room for exactly the 10 buffers measured above: a share of 10.
+	# Room for exactly the 10 packets measured above: a share of 10.
 	ip link set dev eth0 down
 	echo "$small" >$cap
 	ip link set dev eth0 up
@@ -171,7 +217,7 @@ test_global_cap()
 	ip link set dev eth0 down
 	memalloc_release
 	check_err $?
-	log_test "with room for 10 buffers it comes up with a share of exactly 10, and asks for 50 again next time"
+	log_test "with room for 10 packets it comes up with a share of exactly 10, and asks for 50 again next time"
 }
 
 # Send COUNT UDP datagrams of 1400 bytes from the root namespace to PORT.
@@ -179,7 +225,8 @@ send_udp() { nr-xfer send udp 192.0.2.1 "$1" $(($2 * 1400)); }
 
 # quiet_pair: eth0 (namespace peer) facing eth1, with nothing on the link
 # but our datagrams (no neighbour discovery, no IPv6 chatter), and eth0's
-# share set to 8 buffers.
+# share set to 8 packets: 9 buffers at MTU 1500, since e1000 keeps one
+# filled buffer back from the hardware (its tail trails the last one).
 quiet_pair()
 {
 	setup_link_pair || return 1
@@ -189,14 +236,15 @@ quiet_pair()
 	ip -n peer link set dev eth0 rx_reserve 8
 }
 
-# forced_ring: every normal RX allocation of eth0 fails from now on; down
-# and up refill the ring, from the reserve, up to the whole share of 8.
+# forced_ring [BUFFERS]: every normal RX allocation of eth0 fails from now
+# on; down and up refill the ring, from the reserve, up to the whole share
+# of BUFFERS (9: 8 packets at MTU 1500 and the one held back).
 forced_ring()
 {
 	echo 1 >$dbg/force
 	ip -n peer link set dev eth0 down
 	ip -n peer link set dev eth0 up
-	wait_counter eth0 held 8
+	wait_counter eth0 held "${1:-9}"
 }
 
 # unforced_ring: normal allocations work again; down frees the ring, and
@@ -237,14 +285,14 @@ test_reserve_path()
 		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets) - tx0)) 0
 	dropped1=$(stat dropped)
 	send_udp 6000 20
-	expect_reserve_outcome eth0 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8 "$refused0"
+	expect_reserve_outcome eth0 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 9 "$refused0"
 
 	unforced_ring
 	ip -s -d -j -n peer link show dev eth0 | grep -q "\"delivered\":$(stat delivered)"
 	check_err $?
 	ip -n peer link set dev eth0 rx_reserve 50
 	teardown_link_pair
-	log_test "reserve path: bound 8, 20 dropped for an ordinary socket, 10 for none (unanswered), 20 delivered to a memalloc one, held back to 0"
+	log_test "reserve path: bound 8 packets (9 buffers), 20 dropped for an ordinary socket, 10 for none (unanswered), 20 delivered to a memalloc one, held back to 0"
 }
 
 # Small packets through the reserve at MTU MTU: a memalloc socket receives
@@ -257,6 +305,10 @@ test_reserve_path()
 test_reserve_path_small()
 {
 	mtu=$1 count=20
+	# 8 packets of the MTU: one 2 KiB fragment each at 1500, 3 pages at
+	# 9000, and the one buffer e1000 holds back.
+	bufs=9
+	[ "$mtu" = 9000 ] && bufs=25
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "small packets at MTU $mtu"; return; }
 	ip -n peer link set dev eth0 mtu "$mtu" || ret=1
 	ip link set dev eth1 mtu "$mtu" || ret=1
@@ -264,8 +316,8 @@ test_reserve_path_small()
 	ip netns exec peer nr-memalloc recv 6000 $count 15 mark >/tmp/memalloc.out &
 	memalloc_pid=$!
 	sleep 1
-	forced_ring
-	expect_eq "reserve buffers in the ring" "$(stat held)" 8
+	forced_ring $bufs
+	expect_eq "reserve buffers in the ring" "$(stat held)" $bufs
 	delivered0=$(stat delivered)
 
 	nr-xfer send udp 192.0.2.1 6000 $((count * 100)) 100
@@ -285,6 +337,45 @@ test_reserve_path_small()
 # queue (ipfrag_time, 30 s) holding the device's share: COUNT of them, then
 # datagrams for a memalloc socket on the same device, which must all arrive.
 # The fragments are dropped and counted as such.
+# A share of 8 packets at MTU 9000 holds 8 full-size frames at once: with
+# every normal allocation failing, 8 datagrams of 8972 bytes (9018-byte
+# frames, 3 pages each) all reach a memalloc socket that does not read yet,
+# and their 24 buffers stay charged until it does.  Counted in buffers, the
+# share held 2 such frames; without the buffer e1000 holds back, 7 arrived
+# and QEMU's e1000 dropped the 8th for want of 3 free descriptors.
+test_full_size_packets_at_9000()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "full-size packets at 9000"; return; }
+	ip -n peer link set dev eth0 mtu 9000 || ret=1
+	ip link set dev eth1 mtu 9000 || ret=1
+	# Reads only after 15 s: everything that arrives first waits queued.
+	ip netns exec peer nr-memalloc recv 6000 8 40 mark 15 >/tmp/memalloc.out &
+	memalloc_pid=$!
+	sleep 1
+	forced_ring 25
+	delivered0=$(stat delivered)
+
+	nr-xfer send udp 192.0.2.1 6000 $((8 * 8972)) 8972
+	check_err $?
+	queued=0
+	for _ in $(seq 40); do
+		queued=$(($(stat delivered) - delivered0))
+		[ "$queued" -ge 8 ] && break
+		sleep 0.2
+	done
+	expect_eq "full-size datagrams queued to the memalloc socket before it reads" "$queued" 8
+	expect_eq "reserve buffers held: theirs and the one held back" "$(stat held)" 25
+	wait $memalloc_pid
+	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 8
+
+	unforced_ring
+	ip -n peer link set dev eth0 mtu 1500
+	ip link set dev eth1 mtu 1500
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "MTU 9000: a share of 8 packets takes 8 full-size frames (24 pages) at once for a memalloc socket"
+}
+
 test_reserve_lone_fragments()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "lone fragments"; return; }
@@ -317,9 +408,11 @@ test_reserve_lone_fragments()
 test_default_and_round_trip
 test_set_aside_only_with_memalloc_socket
 test_global_reserve_follows
+test_packets_at_mtu
 test_global_cap
 test_reserve_path
 test_reserve_path_small 1500
 test_reserve_path_small 9000
 test_reserve_lone_fragments
+test_full_size_packets_at_9000	# last: it raises the peak past 9
 exit $test_failed

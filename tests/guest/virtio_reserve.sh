@@ -80,16 +80,35 @@ test_global_reserve_follows()
 
 	ip link set dev eth1 up
 	up=$(reserve_kb)
-	# Without VIRTIO_NET_F_MTU the device allows up to 1500; the layout
-	# does not depend on the MTU, so the reserve must not move.
+	# Up to 1500 a packet takes one buffer in every mode, so the reserve
+	# must not move.
 	mtu_cycles eth1 1280 1500 20
 	check_err $?
 	expect_eq "after MTU changes" "$(reserve_kb)" "$up"
+	expect_eq "buffers at 1500" "$(ip_json eth1 buffers)" 50
+	what="MTU 1280/1500 changes leave virtio-net's part unchanged"
+	# rx_reserve counts packets (v2): in mergeable mode a 9000-byte packet,
+	# 12 bytes of virtio header and 18 of Ethernet and VLAN header, spans
+	# 3 reserve buffers of a page less skb_shared_info (3776 bytes).
+	if [ "$mode" = mergeable ]; then
+		ip link set dev eth1 mtu 9000
+		check_err $?
+		p9000=$(ip_json eth1 pages)
+		expect_eq "share at 9000 (packets)" "$(ip_json eth1 share)" 50
+		expect_eq "buffers at 9000" "$(ip_json eth1 buffers)" 150
+		[ -n "$p9000" ] && [ "$p9000" -gt 150 ] && [ "$p9000" -lt $((150 + 60)) ]
+		check_err $?
+		expect_eq "global reserve at 9000" "$(reserve_kb)" $((base + p9000 * 4))
+		ip link set dev eth1 mtu 1500
+		expect_eq "global reserve back at 1500" "$(reserve_kb)" "$up"
+		expect_eq "buffers back at 1500" "$(ip_json eth1 buffers)" 50
+		what="$what; at MTU 9000 50 packets are 150 mergeable buffers ($p9000 pages), and back"
+	fi
 	ip link set dev eth1 down
 	expect_eq "down" "$(reserve_kb)" "$base"
 	memalloc_release
 	check_err $?
-	log_test "MTU changes leave virtio-net's part unchanged ($pages_per_buf pages per buffer at any MTU)"
+	log_test "$what"
 }
 
 # Send COUNT UDP datagrams of $dgram bytes from the peer namespace (e1000)

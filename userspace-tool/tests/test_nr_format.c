@@ -93,9 +93,10 @@ static void test_exit_codes(void)
 }
 
 static const struct nr_dev sample[] = {
-	{ "eth0", 2, true, 50, 55, 3, 9, 120, 4, 100, 20, 50 },
-	{ "lo", 1, false, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
-	{ "eth1", 3, true, 10, 12, 1, 2, 30, 0, 25, 5, 7 },
+	/* eth0 at MTU 9000: a packet takes 3 buffers. */
+	{ "eth0", 2, true, 50, 165, 3, 9, 120, 4, 100, 20, 50, 150 },
+	{ "lo", 1, false, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 },
+	{ "eth1", 3, true, 10, 12, 1, 2, 30, 0, 25, 5, 7, 7 },
 };
 static const struct nr_global sample_global = { 8000, 268, 1048576 };
 
@@ -103,15 +104,22 @@ static void test_text(void)
 {
 	char *out = render(nr_print_text, sample, 3, &sample_global);
 
-	check(strstr(out, "eth0                     50       50       55        3"
-			 "        9        120          4        100         20\n") != NULL,
-	      __func__, "eth0's row");
-	check(strstr(out, "eth1                     10        7       12        1"
-			 "        2         30          0         25          5\n") != NULL,
+	check(strstr(out, "device           rx_reserve    share  buffers    pages"
+			 "     held     peak      alloc    refused    dropped"
+			 "  delivered\n") == out,
+	      __func__, "header: packets, then the buffers and pages they mean");
+	check(strstr(out, "eth0                     50       50      150      165"
+			 "        3        9        120          4        100"
+			 "         20\n") != NULL,
+	      __func__, "eth0's row: 50 packets of 3 buffers");
+	check(strstr(out, "eth1                     10        7        7       12"
+			 "        1        2         30          0         25"
+			 "          5\n") != NULL,
 	      __func__, "eth1's row: a share the cap cut to 7 of 10");
 	check(strstr(out, "lo ") == NULL, __func__, "unsupported device left out");
-	check(strstr(out, "total                    60       57       67        4"
-			 "       11        150          4        125         25\n") != NULL,
+	check(strstr(out, "total                    60       57      157      177"
+			 "        4       11        150          4        125"
+			 "         25\n") != NULL,
 	      __func__, "total sums the supported devices");
 	check(strstr(out, "min_free_kbytes: 8268 kB = user 8000 kB + network 268 kB;"
 			 " cap on the network's part 1048576 kB\n") != NULL,
@@ -133,14 +141,14 @@ static void test_json(void)
 	const char *want =
 		"{\"devices\":["
 		"{\"ifindex\":2,\"ifname\":\"eth0\",\"rx_reserve\":50,\"rx_reserve_stats\":"
-		"{\"pages\":55,\"held\":3,\"peak\":9,\"alloc\":120,\"refused\":4,"
-		"\"dropped\":100,\"delivered\":20,\"share\":50}},"
+		"{\"pages\":165,\"held\":3,\"peak\":9,\"alloc\":120,\"refused\":4,"
+		"\"dropped\":100,\"delivered\":20,\"share\":50,\"buffers\":150}},"
 		"{\"ifindex\":3,\"ifname\":\"eth1\",\"rx_reserve\":10,\"rx_reserve_stats\":"
 		"{\"pages\":12,\"held\":1,\"peak\":2,\"alloc\":30,\"refused\":0,"
-		"\"dropped\":25,\"delivered\":5,\"share\":7}}],"
+		"\"dropped\":25,\"delivered\":5,\"share\":7,\"buffers\":7}}],"
 		"\"total\":{\"rx_reserve\":60,\"rx_reserve_stats\":"
-		"{\"pages\":67,\"held\":4,\"peak\":11,\"alloc\":150,\"refused\":4,"
-		"\"dropped\":125,\"delivered\":25,\"share\":57}},"
+		"{\"pages\":177,\"held\":4,\"peak\":11,\"alloc\":150,\"refused\":4,"
+		"\"dropped\":125,\"delivered\":25,\"share\":57,\"buffers\":157}},"
 		"\"global\":{\"min_free_kbytes\":8268,\"user_min_free_kbytes\":8000,"
 		"\"memalloc_reserve_kbytes\":268,\"rx_reserve_max_kbytes\":1048576}}\n";
 

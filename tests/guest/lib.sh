@@ -31,10 +31,15 @@ log_test()
 	ret=0
 }
 
-# expect_eq WHAT GOT WANT
+# expect_eq WHAT GOT WANT: GOT is WANT.  An empty WANT is a mistake in the
+# test (a value that could not be read on both sides is not a match), so it
+# fails too.
 expect_eq()
 {
-	if [ "$2" != "$3" ]; then
+	if [ -z "$3" ]; then
+		echo "    $1: nothing to compare with (got '$2')"
+		ret=1
+	elif [ "$2" != "$3" ]; then
 		echo "    $1: got '$2', want '$3'"
 		ret=1
 	fi
@@ -119,6 +124,9 @@ memalloc_release()
 	wait_memalloc_socks -le "$memalloc_hold_base" ||
 		{ echo "    the memalloc socket did not go"; return 1; }
 }
+
+# ip_json DEV FIELD: a number from DEV's reserve counters in ip -s -d -j.
+ip_json() { ip -s -d -j link show dev "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
 
 # ip_pages DEV: the pages DEV adds to the global reserve, as ip reports them.
 ip_pages() { ip -s -d -j link show dev "$1" | grep -o '"pages":[0-9]*' | cut -d: -f2; }

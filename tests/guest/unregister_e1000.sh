@@ -26,11 +26,14 @@ sleep 1
 echo 1 >$dbg/force
 ip -n peer link set dev eth0 down
 ip -n peer link set dev eth0 up
-sleep 2
+# The whole share in the ring: 8 packets and the buffer e1000 holds back.
+wait_counter eth0 held 9
+delivered0=$(stat delivered)
 nr-xfer send udp 192.0.2.1 6000 7000
-sleep 1
-held=$(stat held)
-[ "$held" -ge 5 ] || { echo "    held $held before the removal, want at least 5"; ret=1; }
+wait_counter eth0 delivered $((delivered0 + 5))
+# 5 buffers queued to the socket, 4 in the ring that cannot be refilled.
+expect_eq "reserve buffers held before the removal" "$(stat held)" 9
+expect_eq "datagrams queued to the memalloc socket" $(($(stat delivered) - delivered0)) 5
 # What the global reserve holds without eth0 (virtio-net's part is in it).
 others=$(( $(cat /proc/sys/vm/memalloc_reserve_kbytes) - $(stat pages) * 4 ))
 

@@ -6,10 +6,13 @@
  *   nr-xfer send tcp|udp ADDR PORT BYTES [CHUNK]
  *
  * The receiver listens on all IPv6 and IPv4 addresses, checks every byte
- * against the pattern and prints "received N bytes".  It exits 0 when TCP
- * brought all BYTES, or when UDP brought at least one datagram and nothing
- * corrupt (UDP may lose datagrams), 1 otherwise.  The sender writes
- * CHUNK bytes at a time (default 1400; for UDP, one datagram each).
+ * against the pattern and prints "received N bytes, M corrupt".  It exits 0
+ * only when all BYTES arrived, none corrupt, and for UDP every datagram
+ * exactly once (each carries its offset; a datagram that overlaps one seen
+ * before counts as corrupt), 1 otherwise.  Its UDP socket buffer is large
+ * enough for all of them, so that a datagram lost is lost on the way, not
+ * in the receiver.  The sender writes CHUNK bytes at a time (default 1400;
+ * for UDP, one datagram each, paced).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +25,8 @@
 
 #define CHUNK 1400
 #define CHUNK_MAX 65000
+/* UDP: the most BYTES a receiver tracks byte by byte. */
+#define UDP_WANT_MAX (64UL << 20)
 
 static unsigned char pattern_at(unsigned long off)
 {
@@ -40,8 +45,19 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
 	struct timeval tv = { .tv_sec = timeout };
 	unsigned long got = 0, bad = 0, i;
 	unsigned char buf[65536];
-	int fd, conn, one = 1;
+	int fd, conn, one = 1, rcvbuf = 16 << 20;
+	unsigned char *seen = NULL;
 	ssize_t n;
+
+	if (!tcp) {
+		if (want > UDP_WANT_MAX) {
+			fprintf(stderr, "nr-xfer: UDP receives at most %lu bytes\n", UDP_WANT_MAX);
+			return 2;
+		}
+		seen = calloc(want ? want : 1, 1);
+		if (!seen)
+			return die("calloc");
+	}
 
 	addr.sin6_port = htons(atoi(port));
 	addr.sin6_addr = in6addr_any;
@@ -52,6 +68,9 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)))
 		return die("bind");
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	/* As root, past rmem_max: the receiver itself must drop nothing. */
+	if (!tcp)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
 	conn = fd;
 	if (tcp) {
 		if (listen(fd, 1))
@@ -74,8 +93,15 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
 				continue;
 			}
 			memcpy(&off, buf, 8);
+			if (off >= want || (unsigned long)n > want - off) {
+				bad++;
+				continue;
+			}
 			for (i = 8; i < (unsigned long)n; i++)
 				bad += buf[i] != pattern_at(off + i);
+			/* Each byte once: a duplicate or overlap is corrupt. */
+			for (i = 0; i < (unsigned long)n; i++)
+				bad += seen[off + i]++ != 0;
 		} else {
 			for (i = 0; i < (unsigned long)n; i++)
 				bad += buf[i] != pattern_at(got + i);
@@ -83,9 +109,8 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
 		got += n;
 	}
 	printf("received %lu bytes, %lu corrupt\n", got, bad);
-	if (bad)
-		return 1;
-	return tcp ? got != want : got == 0;
+	free(seen);
+	return bad || got != want;
 }
 
 static int do_send(int tcp, const char *host, const char *port,

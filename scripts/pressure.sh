@@ -34,6 +34,8 @@
 # (NAME.tsv) and the flood's counts (NAME.flood); runs.tsv, one line a run;
 # report.md with a table per run, a summary per link and kernel, and plots.
 #
+# PRESSURE_IMAGE: another bzImage for the patched kernels (to compare two
+# states of the series, e.g. a bisection).
 # Other settings: PRESSURE_KERNELS ("patched patched-rx0 stock"; "debug" is
 # the patched kernel with the debug fragment), PRESSURE_HOG (MiB, twice
 # PRESSURE_MEM plus 32), PRESSURE_HOGS (processes, 4), PRESSURE_MIN_FREE_KB
@@ -82,7 +84,7 @@ export NETRESERVE_ALLOW_ALLOC_FAILURE=1
 kernel_image()
 {
 	case "$1" in
-	patched | patched-rx0) echo "$top/build/kernel/arch/x86/boot/bzImage" ;;
+	patched | patched-rx0) echo "${PRESSURE_IMAGE:-$top/build/kernel/arch/x86/boot/bzImage}" ;;
 	debug) echo "$top/build/kernel-debug/arch/x86/boot/bzImage" ;;
 	stock) echo "$top/build/kernel-stock/arch/x86/boot/bzImage" ;;
 	esac

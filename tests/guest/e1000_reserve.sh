@@ -353,20 +353,24 @@ test_full_size_packets_at_9000()
 	memalloc_pid=$!
 	sleep 1
 	forced_ring 25
-	delivered0=$(stat delivered)
+	delivered0=$(stat delivered) alloc0=$(stat alloc) rx0=$(rx_packets eth0 peer)
 
 	nr-xfer send udp 192.0.2.1 6000 $((8 * 8972)) 8972
 	check_err $?
-	queued=0
-	for _ in $(seq 40); do
-		queued=$(($(stat delivered) - delivered0))
-		[ "$queued" -ge 8 ] && break
-		sleep 0.2
-	done
-	expect_eq "full-size datagrams queued to the memalloc socket before it reads" "$queued" 8
+	# Nothing else is on the link: 8 frames received, all waiting in the
+	# socket's queue (which dropped none) before it reads.
+	wait_rx_packets eth0 peer $((rx0 + 8))
+	expect_eq "frames received by the NIC" $(($(rx_packets eth0 peer) - rx0)) 8
+	set -- $(udp_queue peer 6000)
+	[ "${1:-0}" -gt $((8 * 8972)) ] || { echo "    receive queue holds ${1:-nothing}"; ret=1; }
+	expect_eq "datagrams the socket dropped" "$2" 0
 	expect_eq "reserve buffers held: theirs and the one held back" "$(stat held)" 25
+	# Queued, they keep their charge: nothing more came from the reserve.
+	expect_eq "reserve allocations while they wait" $(($(stat alloc) - alloc0)) 0
 	wait $memalloc_pid
 	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 8
+	# Counted as delivered when their memory is freed, after the read.
+	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) 8
 
 	unforced_ring
 	ip -n peer link set dev eth0 mtu 1500

@@ -125,6 +125,37 @@ memalloc_release()
 		{ echo "    the memalloc socket did not go"; return 1; }
 }
 
+# rx_packets DEV [NS]: the device's received-packet counter.
+rx_packets()
+{
+	if [ -n "$2" ]; then
+		ip netns exec "$2" cat "/sys/class/net/$1/statistics/rx_packets"
+	else
+		cat "/sys/class/net/$1/statistics/rx_packets"
+	fi
+}
+
+# udp_queue NS PORT: "BYTES DROPS" of the UDP socket bound to PORT in
+# namespace NS (an IPv6 socket, as nr-memalloc's): the memory its receive
+# queue holds and the datagrams it dropped.
+udp_queue()
+{
+	set -- $(ip netns exec "$1" cat /proc/net/udp6 |
+		awk -v p="$(printf ':%04X' "$2")" '$2 ~ p "$" { split($5, q, ":"); print q[2], $NF; exit }')
+	[ -n "$1" ] && echo "$((0x$1)) $2"
+}
+
+# wait_rx_packets DEV NS WANT: wait (up to 20 s) until DEV in NS has
+# received WANT packets in all.
+wait_rx_packets()
+{
+	for _ in $(seq 100); do
+		[ "$(rx_packets "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # ip_json DEV FIELD: a number from DEV's reserve counters in ip -s -d -j.
 ip_json() { ip -s -d -j link show dev "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
 

@@ -19,15 +19,7 @@ test_ping()
 	log_test "ICMPv6, both directions"
 }
 
-# rx_counts DEV [NS]: the device's received-packet counter.
-rx_packets()
-{
-	if [ -n "$2" ]; then
-		ip netns exec "$2" cat "/sys/class/net/$1/statistics/rx_packets"
-	else
-		cat "/sys/class/net/$1/statistics/rx_packets"
-	fi
-}
+
 
 # transfer PROTO ADDR PEER_ADDR DESC: send a known pattern from the root
 # namespace (eth1, virtio-net) to a receiver in "peer" (eth0, e1000), and one

@@ -256,6 +256,16 @@ unforced_ring()
 	expect_eq "held after down" "$(stat held)" 0
 }
 
+# restore_pair: undo a test's forced ring, MTU and share, and the pair.
+restore_pair()
+{
+	unforced_ring
+	ip -n peer link set dev eth0 mtu 1500
+	ip link set dev eth1 mtu 1500
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+}
+
 test_reserve_path()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "reserve path"; return; }
@@ -325,11 +335,7 @@ test_reserve_path_small()
 	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" "$count"
 	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) "$count"
 
-	unforced_ring
-	ip -n peer link set dev eth0 mtu 1500
-	ip link set dev eth1 mtu 1500
-	ip -n peer link set dev eth0 rx_reserve 50
-	teardown_link_pair
+	restore_pair
 	log_test "MTU $mtu: $count small datagrams reach a memalloc socket through a ring full of reserve buffers"
 }
 
@@ -372,11 +378,7 @@ test_full_size_packets_at_9000()
 	# Counted as delivered when their memory is freed, after the read.
 	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) 8
 
-	unforced_ring
-	ip -n peer link set dev eth0 mtu 1500
-	ip link set dev eth1 mtu 1500
-	ip -n peer link set dev eth0 rx_reserve 50
-	teardown_link_pair
+	restore_pair
 	log_test "MTU 9000: a share of 8 packets takes 8 full-size frames (24 pages) at once for a memalloc socket"
 }
 

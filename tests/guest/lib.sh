@@ -145,16 +145,9 @@ udp_queue()
 	[ -n "$1" ] && echo "$((0x$1)) $2"
 }
 
-# wait_rx_packets DEV NS WANT: wait (up to 20 s) until DEV in NS has
-# received WANT packets in all.
-wait_rx_packets()
-{
-	for _ in $(seq 100); do
-		[ "$(rx_packets "$1" "$2")" -ge "$3" ] && return 0
-		sleep 0.2
-	done
-	return 1
-}
+# wait_rx_packets DEV NS WANT: wait until DEV in NS has received WANT
+# packets in all.
+wait_rx_packets() { wait_ge "$3" rx_packets "$1" "$2"; }
 
 # ip_json DEV FIELD: a number from DEV's reserve counters in ip -s -d -j.
 ip_json() { ip -s -d -j link show dev "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
@@ -235,10 +228,16 @@ expect_alive()
 # wait_counter DEV NAME WANT: wait (up to 20 s) until DEV's reserve counter
 # NAME reaches WANT, since a slow guest (TCG on a busy host) may still be
 # receiving; the caller then asserts the exact value.
-wait_counter()
+wait_counter() { wait_ge "$3" reserve_stat "$1" "$2"; }
+
+# wait_ge WANT CMD...: wait (up to 20 s) until CMD prints a number of at
+# least WANT.
+wait_ge()
 {
+	_wait_want=$1
+	shift
 	for _ in $(seq 100); do
-		[ "$(reserve_stat "$1" "$2")" -ge "$3" ] && return 0
+		[ "$("$@")" -ge "$_wait_want" ] && return 0
 		sleep 0.2
 	done
 	return 1

@@ -30,7 +30,7 @@ struct nr_dev {
 	uint32_t rx_reserve;
 	uint64_t pages, held, peak, alloc, refused, dropped, delivered;
 	uint64_t share;	/* rx_reserve, or less if the cap did not allow it */
-	uint64_t buffers; /* share in buffers: times the buffers per packet */
+	uint64_t buffers; /* share in buffers, and what the driver holds back */
 };
 
 /* vm.min_free_kbytes reads back the user's part; the network's is apart. */

@@ -51,10 +51,10 @@ test_set_aside_only_with_memalloc_socket()
 	expect_eq "memalloc_reserve_kbytes with no memalloc socket" "$base" 0
 	ip link set dev eth0 up
 	expect_eq "memalloc_reserve_kbytes up, no memalloc socket" "$(reserve_kb)" 0
-	expect_eq "pages reported up, no memalloc socket" "$(ip_pages eth0)" 0
+	expect_eq "pages reported up, no memalloc socket" "$(ip_json eth0 pages)" 0
 	memalloc_hold
 	check_err $?
-	pages=$(ip_pages eth0)
+	pages=$(ip_json eth0 pages)
 	[ -n "$pages" ] && [ "$pages" -gt 50 ]
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes with one memalloc socket" "$(reserve_kb)" $((pages * 4))
@@ -69,7 +69,7 @@ test_set_aside_only_with_memalloc_socket()
 	memalloc_release
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes after the last closed" "$(reserve_kb)" 0
-	expect_eq "pages reported after the last closed" "$(ip_pages eth0)" 0
+	expect_eq "pages reported after the last closed" "$(ip_json eth0 pages)" 0
 	ip link set dev eth0 down
 	log_test "the up NIC's $pages pages are set aside exactly while a memalloc socket exists"
 }
@@ -80,7 +80,7 @@ test_global_reserve_follows()
 	check_err $?
 	base=$(reserve_kb)
 	ip link set dev eth0 up
-	pages=$(ip_pages eth0)
+	pages=$(ip_json eth0 pages)
 	[ -n "$pages" ] && [ "$pages" -gt 50 ]
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes when up" "$(reserve_kb)" $((base + pages * 4))
@@ -114,8 +114,9 @@ test_global_reserve_follows()
 
 # rx_reserve counts packets of the current MTU (v2): 50 packets are 50
 # fragments of 2 KiB at MTU 1500 and 150 pages at MTU 9000 (a 9018-byte
-# frame spans 3 of e1000's one-page jumbo buffers); the pages set aside
-# follow the MTU up and exactly back down.
+# frame spans 3 of e1000's one-page jumbo buffers), each with the one
+# buffer e1000 holds back; the pages set aside follow the MTU up and
+# exactly back down.
 test_packets_at_mtu()
 {
 	memalloc_hold
@@ -158,12 +159,6 @@ test_packets_at_mtu()
 	log_test "rx_reserve 50 is 50 packets: 51 buffers ($p1500 pages) at MTU 1500, 151 ($p9000 pages) at 9000, and back"
 }
 
-# ip_json_field_share DEV: the share DEV got, as ip -s -d -j reports it.
-ip_json_field_share()
-{
-	ip -s -d -j link show dev "$1" | grep -o '"share":[0-9]*' | cut -d: -f2
-}
-
 test_global_cap()
 {
 	cap=/proc/sys/net/core/rx_reserve_max_kbytes
@@ -196,7 +191,7 @@ test_global_cap()
 	ip link show dev eth0 | grep -qE "[<,]UP[,>]" || { echo "    eth0 stayed down"; ret=1; }
 	expect_eq "rx_reserve as configured" \
 		"$(ip -d link show dev eth0 | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p')" 50
-	expect_eq "share the cap allowed" "$(ip_json_field_share eth0)" 0
+	expect_eq "share the cap allowed" "$(ip_json eth0 share)" 0
 	expect_eq "global reserve" "$(reserve_kb)" "$base"
 	expect_eq "kernel log lines about it" \
 		"$(dmesg | grep -c 'rx_reserve_max_kbytes allows 0 of its 50 packets')" 1
@@ -207,13 +202,13 @@ test_global_cap()
 	echo "$small" >$cap
 	ip link set dev eth0 up
 	check_err $?
-	expect_eq "share the cap allowed" "$(ip_json_field_share eth0)" 10
+	expect_eq "share the cap allowed" "$(ip_json eth0 share)" 10
 	expect_eq "global reserve" "$(reserve_kb)" "$small"
 	expect_eq "debugfs share" "$(stat share)" 10
 	ip link set dev eth0 down
 	echo "$orig" >$cap
 	ip link set dev eth0 up
-	expect_eq "share with the cap back" "$(ip_json_field_share eth0)" 50
+	expect_eq "share with the cap back" "$(ip_json eth0 share)" 50
 	ip link set dev eth0 down
 	memalloc_release
 	check_err $?
@@ -339,10 +334,6 @@ test_reserve_path_small()
 	log_test "MTU $mtu: $count small datagrams reach a memalloc socket through a ring full of reserve buffers"
 }
 
-# Lone first fragments in reserve buffers must not wait in the reassembly
-# queue (ipfrag_time, 30 s) holding the device's share: COUNT of them, then
-# datagrams for a memalloc socket on the same device, which must all arrive.
-# The fragments are dropped and counted as such.
 # A share of 8 packets at MTU 9000 holds 8 full-size frames at once: with
 # every normal allocation failing, 8 datagrams of 8972 bytes (9018-byte
 # frames, 3 pages each) all reach a memalloc socket that does not read yet,
@@ -382,6 +373,10 @@ test_full_size_packets_at_9000()
 	log_test "MTU 9000: a share of 8 packets takes 8 full-size frames (24 pages) at once for a memalloc socket"
 }
 
+# Lone first fragments in reserve buffers must not wait in the reassembly
+# queue (ipfrag_time, 30 s) holding the device's share: COUNT of them, then
+# datagrams for a memalloc socket on the same device, which must all arrive.
+# The fragments are dropped and counted as such.
 test_reserve_lone_fragments()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "lone fragments"; return; }

@@ -152,8 +152,6 @@ wait_rx_packets() { wait_ge "$3" rx_packets "$1" "$2"; }
 # ip_json DEV FIELD: a number from DEV's reserve counters in ip -s -d -j.
 ip_json() { ip -s -d -j link show dev "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
 
-# ip_pages DEV: the pages DEV adds to the global reserve, as ip reports them.
-ip_pages() { ip -s -d -j link show dev "$1" | grep -o '"pages":[0-9]*' | cut -d: -f2; }
 
 # pci_rescan DRIVER NAME: rescan the PCI bus after a device was removed,
 # and give the NIC DRIVER brings back its usual NAME.

@@ -19,8 +19,6 @@ test_ping()
 	log_test "ICMPv6, both directions"
 }
 
-
-
 # transfer PROTO ADDR PEER_ADDR DESC: send a known pattern from the root
 # namespace (eth1, virtio-net) to a receiver in "peer" (eth0, e1000), and one
 # back, and check that it arrived intact.

@@ -63,7 +63,7 @@ test_global_reserve_follows()
 	check_err $?
 	base=$(reserve_kb)
 	ip link set dev eth1 up
-	pages=$(ip_pages eth1)
+	pages=$(ip_json eth1 pages)
 	# The pages of 50 buffers, and the packet metadata.
 	data=$((50 * pages_per_buf))
 	[ -n "$pages" ] && [ "$pages" -gt $data ] && [ "$pages" -lt $((data + 20)) ] ||
@@ -186,8 +186,8 @@ test_one_nic_without_share()
 	ip link set dev eth1 up
 	ethtool -G eth1 rx 64	# refill virtio-net's ring (see test_reserve_path)
 	sleep 1
-	expect_eq "eth0 pages with rx_reserve 0" "$(ip_pages eth0)" 0
-	[ "$(ip_pages eth1)" -gt 0 ] || { echo "    eth1 adds no pages"; ret=1; }
+	expect_eq "eth0 pages with rx_reserve 0" "$(ip_json eth0 pages)" 0
+	[ "$(ip_json eth1 pages)" -gt 0 ] || { echo "    eth1 adds no pages"; ret=1; }
 	expect_eq "eth0 allocations from the reserve" $(($(stat alloc eth0) - e1000_alloc0)) 0
 	[ $(($(stat alloc) - virtio_alloc0)) -gt 0 ] || { echo "    eth1 took nothing from the reserve"; ret=1; }
 	echo 0 >/sys/kernel/debug/rx_reserve/eth0/force

@@ -406,6 +406,105 @@ test_reserve_lone_fragments()
 	log_test "50 lone first fragments in reserve buffers are dropped at once; a memalloc socket then receives 20 of 20"
 }
 
+# tcpext NS NAME: a TcpExt counter of /proc/net/netstat in namespace NS.
+tcpext()
+{
+	ip netns exec "$1" awk -v k="$2" '/^TcpExt:/ {
+		if (!n++) { for (i = 2; i <= NF; i++) col[$i] = i } else print $col[k] }' /proc/net/netstat
+}
+
+# GRO and the reserve: a TCP stream to a memalloc socket whose segments
+# arrive in normal and reserve buffers by turns (every normal allocation of
+# eth0 fails 20 ms in every 40).  A reserve-backed segment is never merged
+# into another, but the segments of its flow that GRO holds must reach the
+# socket before it: the receiver queues nothing out of order.  Before GRO
+# flushed the flow, the reserve-backed segment went up first.
+test_tcp_stream_mixed_buffers()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "TCP stream in mixed buffers"; return; }
+	bytes=$((32 << 20))
+	ip netns exec peer nr-xfer recv tcp 6003 $bytes 120 mark >/tmp/tcp.out &
+	recv_pid=$!
+	sleep 1
+	ofo0=$(tcpext peer TCPOFOQueue) retrans0=$(awk '/^Tcp:/ && ++n == 2 { print $13 }' /proc/net/snmp)
+	alloc0=$(stat alloc) delivered0=$(stat delivered)
+	(
+		while kill -0 $recv_pid 2>/dev/null; do
+			echo 1 >$dbg/force
+			sleep 0.02
+			echo 0 >$dbg/force
+			sleep 0.02
+		done
+	) &
+	toggler=$!
+	nr-xfer send tcp 192.0.2.1 6003 $bytes
+	check_err $?
+	wait $recv_pid
+	check_err $?
+	wait $toggler
+	cat /tmp/tcp.out
+	allocs=$(($(stat alloc) - alloc0)) delivered=$(($(stat delivered) - delivered0))
+	echo "    $allocs reserve buffers, $delivered reserve-backed segments delivered," \
+		"$(($(awk '/^Tcp:/ && ++n == 2 { print $13 }' /proc/net/snmp) - retrans0)) retransmitted"
+	[ "$delivered" -gt 0 ] || { echo "    no reserve-backed segment reached the socket"; ret=1; }
+	expect_eq "segments queued out of order" $(($(tcpext peer TCPOFOQueue) - ofo0)) 0
+	unforced_ring
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "a TCP stream in normal and reserve buffers by turns reaches its memalloc socket in order (GRO flushes the flow first)"
+}
+
+# A memalloc socket's own filter may still drop a reserve-backed packet:
+# that counts as dropped, not delivered (delivered once counted packets at
+# the pfmemalloc check, before the socket's filters ran).
+test_delivered_after_filters()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "delivered after filters"; return; }
+	ip netns exec peer nr-memalloc recv 6004 10 4 mark-filtered >/tmp/filtered.out &
+	filtered_pid=$!
+	sleep 1
+	forced_ring
+	dropped0=$(stat dropped) delivered0=$(stat delivered)
+	send_udp 6004 10
+	wait_counter eth0 dropped $((dropped0 + 10))
+	sleep 0.5	# and nothing beyond
+	expect_eq "dropped by the memalloc socket's filter" $(($(stat dropped) - dropped0)) 10
+	expect_eq "counted as delivered" $(($(stat delivered) - delivered0)) 0
+	wait $filtered_pid
+	expect_eq "received by the filtered socket" "$(sed -n 's/^received //p' /tmp/filtered.out)" 0
+	unforced_ring
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "10 reserve-backed datagrams a memalloc socket's filter drops count as dropped, not delivered"
+}
+
+# ICMP echo requests in reserve buffers get no reply: the reply would be
+# allocated from the reserve as well (softirq under PF_MEMALLOC), once per
+# request of a flood.  They are dropped, and counted.
+test_reserve_echo()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "echo requests"; return; }
+	ip netns exec peer nr-memalloc recv 6005 1 10 mark >/dev/null &
+	holder=$!
+	sleep 1
+	forced_ring
+	dropped0=$(stat dropped)
+	tx0=$(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets)
+	ping -q -c 10 -i 0.2 -W 1 192.0.2.1 >/dev/null
+	check_fail $?
+	wait_counter eth0 dropped $((dropped0 + 10))
+	sleep 0.5	# and nothing beyond
+	expect_eq "echo requests dropped" $(($(stat dropped) - dropped0)) 10
+	expect_eq "replies sent by eth0" \
+		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets) - tx0)) 0
+	kill $holder
+	wait $holder 2>/dev/null
+	unforced_ring
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "10 ICMP echo requests in reserve buffers are dropped unanswered"
+}
+
 test_default_and_round_trip
 test_set_aside_only_with_memalloc_socket
 test_global_reserve_follows
@@ -415,5 +514,8 @@ test_reserve_path
 test_reserve_path_small 1500
 test_reserve_path_small 9000
 test_reserve_lone_fragments
+test_delivered_after_filters
+test_reserve_echo
+test_tcp_stream_mixed_buffers
 test_full_size_packets_at_9000	# last: it raises the peak past 9
 exit $test_failed

@@ -54,6 +54,13 @@ test_unsupported_devices()
 	log_test "a refused message changes none of its other attributes"
 	ip link del nr_dummy
 	ip link del nr_veth0
+
+	# RTM_NEWLINK that creates a device: refused, not ignored, and no
+	# device is left behind.
+	expect_ip_error "create with rx_reserve" "A device being created has no RX reserve" \
+		ip link add nr_dummy2 rx_reserve 10 type dummy
+	[ ! -e /sys/class/net/nr_dummy2 ] || { echo "    nr_dummy2 was created"; ret=1; ip link del nr_dummy2; }
+	log_test "creating a device with rx_reserve fails (EOPNOTSUPP, extack) and creates nothing"
 }
 
 test_bad_values()

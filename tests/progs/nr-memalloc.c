@@ -5,16 +5,19 @@
  *   nr-memalloc check       the option's semantics, as root
  *   nr-memalloc check-eperm  marking is refused without CAP_NET_ADMIN in
  *                           the initial user namespace (run under unshare -Ur)
- *   nr-memalloc recv PORT COUNT TIMEOUT_S [mark [DELAY_S]]
+ *   nr-memalloc recv PORT COUNT TIMEOUT_S [mark|mark-filtered [DELAY_S]]
  *                           receive up to COUNT UDP datagrams on PORT (IPv6
  *                           socket, IPv4 too), optionally marked SO_MEMALLOC,
  *                           and after DELAY_S seconds of letting them queue;
- *                           prints "received N"
+ *                           prints "received N"; "mark-filtered" also
+ *                           attaches a socket filter that drops every
+ *                           datagram (SO_ATTACH_FILTER, classic BPF)
  *
  * The checks print "    ok: ..." or "    FAIL: ..." lines for the guest
  * runner, and exit 1 if any failed.
  */
 #include <errno.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,8 +131,11 @@ static int do_check_eperm(void)
 	return failed;
 }
 
-static int do_recv(int port, int count, int timeout, int mark, int delay)
+static int do_recv(int port, int count, int timeout, int mark, int filtered,
+		   int delay)
 {
+	struct sock_filter drop_all = BPF_STMT(BPF_RET | BPF_K, 0);
+	struct sock_fprog prog = { .len = 1, .filter = &drop_all };
 	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
 	struct timeval tv = { .tv_sec = timeout };
 	char buf[65536];
@@ -144,6 +150,10 @@ static int do_recv(int port, int count, int timeout, int mark, int delay)
 	}
 	if (mark && set_memalloc(fd, 1)) {
 		perror("nr-memalloc: SO_MEMALLOC");
+		return 2;
+	}
+	if (filtered && setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog))) {
+		perror("nr-memalloc: SO_ATTACH_FILTER");
 		return 2;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -165,9 +175,10 @@ int main(int argc, char **argv)
 		return do_check_eperm();
 	if (argc >= 5 && !strcmp(argv[1], "recv"))
 		return do_recv(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
-			       argc > 5 && !strcmp(argv[5], "mark"),
+			       argc > 5 && !strncmp(argv[5], "mark", 4),
+			       argc > 5 && !strcmp(argv[5], "mark-filtered"),
 			       argc > 6 ? atoi(argv[6]) : 0);
 	fprintf(stderr, "usage: nr-memalloc check | check-eperm |"
-			" recv PORT COUNT TIMEOUT_S [mark [DELAY_S]]\n");
+			" recv PORT COUNT TIMEOUT_S [mark|mark-filtered [DELAY_S]]\n");
 	return 2;
 }

@@ -2,7 +2,7 @@
 /*
  * nr-xfer: move a known byte pattern over TCP or UDP and check it arrived.
  *
- *   nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S]
+ *   nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S [mark]]
  *   nr-xfer send tcp|udp ADDR PORT BYTES [CHUNK]
  *
  * The receiver listens on all IPv6 and IPv4 addresses, checks every byte
@@ -12,7 +12,8 @@
  * before counts as corrupt), 1 otherwise.  Its UDP socket buffer is large
  * enough for all of them, so that a datagram lost is lost on the way, not
  * in the receiver.  The sender writes CHUNK bytes at a time (default 1400;
- * for UDP, one datagram each, paced).
+ * for UDP, one datagram each, paced).  "mark" makes the receiving socket
+ * (for TCP, the accepted one) a memalloc socket with SO_MEMALLOC.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,6 +23,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#ifndef SO_MEMALLOC
+#define SO_MEMALLOC 76	/* until the system headers have it */
+#endif
 
 #define CHUNK 1400
 #define CHUNK_MAX 65000
@@ -39,7 +44,8 @@ static int die(const char *what)
 	return 1;
 }
 
-static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
+static int do_recv(int tcp, const char *port, unsigned long want, int timeout,
+		   int mark)
 {
 	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
 	struct timeval tv = { .tv_sec = timeout };
@@ -80,6 +86,8 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout)
 			return die("accept");
 		setsockopt(conn, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	}
+	if (mark && setsockopt(conn, SOL_SOCKET, SO_MEMALLOC, &one, sizeof(one)))
+		return die("SO_MEMALLOC");
 	while (got < want) {
 		n = recv(conn, buf, sizeof(buf), 0);
 		if (n <= 0)
@@ -172,7 +180,8 @@ int main(int argc, char **argv)
 		goto usage;
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(tcp, argv[3], strtoul(argv[4], NULL, 0),
-			       argc > 5 ? atoi(argv[5]) : 10);
+			       argc > 5 ? atoi(argv[5]) : 10,
+			       argc > 6 && !strcmp(argv[6], "mark"));
 	if (!strcmp(argv[1], "send") && (argc == 6 || argc == 7)) {
 		unsigned long chunk = argc == 7 ? strtoul(argv[6], NULL, 0) : CHUNK;
 
@@ -183,7 +192,7 @@ int main(int argc, char **argv)
 		return do_send(tcp, argv[3], argv[4], strtoul(argv[5], NULL, 0), chunk);
 	}
 usage:
-	fprintf(stderr, "usage: nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S]\n"
+	fprintf(stderr, "usage: nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S [mark]]\n"
 			"       nr-xfer send tcp|udp ADDR PORT BYTES [CHUNK]\n");
 	return 2;
 }

@@ -406,10 +406,11 @@ test_reserve_lone_fragments()
 	log_test "50 lone first fragments in reserve buffers are dropped at once; a memalloc socket then receives 20 of 20"
 }
 
-# tcpext NS NAME: a TcpExt counter of /proc/net/netstat in namespace NS.
+# tcpext NS NAME: a TcpExt counter of /proc/net/netstat in namespace NS
+# ("" for the root namespace).
 tcpext()
 {
-	ip netns exec "$1" awk -v k="$2" '/^TcpExt:/ {
+	${1:+ip netns exec "$1"} awk -v k="$2" '/^TcpExt:/ {
 		if (!n++) { for (i = 2; i <= NF; i++) col[$i] = i } else print $col[k] }' /proc/net/netstat
 }
 
@@ -418,36 +419,54 @@ tcpext()
 # eth0 fails 20 ms in every 40).  A reserve-backed segment is never merged
 # into another, but the segments of its flow that GRO holds must reach the
 # socket before it: the receiver queues nothing out of order.  Before GRO
-# flushed the flow, the reserve-backed segment went up first.
+# flushed the flow, the reserve-backed segment went up first.  The share
+# (2000 packets) covers the ring of 256 and what waits in the socket's
+# queue (queued data keeps its charge until read), so that the forced
+# periods lose no segment: a loss would queue out of order by itself.
 test_tcp_stream_mixed_buffers()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "TCP stream in mixed buffers"; return; }
+	ip -n peer link set dev eth0 rx_reserve 2000
 	bytes=$((32 << 20))
-	ip netns exec peer nr-xfer recv tcp 6003 $bytes 120 mark >/tmp/tcp.out &
-	recv_pid=$!
-	sleep 1
-	ofo0=$(tcpext peer TCPOFOQueue) retrans0=$(awk '/^Tcp:/ && ++n == 2 { print $13 }' /proc/net/snmp)
-	alloc0=$(stat alloc) delivered0=$(stat delivered)
-	(
-		while kill -0 $recv_pid 2>/dev/null; do
-			echo 1 >$dbg/force
-			sleep 0.02
-			echo 0 >$dbg/force
-			sleep 0.02
-		done
-	) &
-	toggler=$!
-	nr-xfer send tcp 192.0.2.1 6003 $bytes
-	check_err $?
-	wait $recv_pid
-	check_err $?
-	wait $toggler
+	# The link between the two NICs (QEMU's socket netdev through the
+	# host) loses a segment now and then by itself (a stream without any
+	# forced allocation failure showed it too), and a loss queues out of
+	# order as well: the check needs a stream the sender saw lose nothing
+	# (no fast retransmission, no timeout; a tail loss probe is no loss).
+	# Up to 5 streams.
+	for attempt in 1 2 3 4 5; do
+		ip netns exec peer nr-xfer recv tcp 6003 $bytes 120 mark >/tmp/tcp.out &
+		recv_pid=$!
+		sleep 1
+		ofo0=$(tcpext peer TCPOFOQueue)
+		lost0=$(($(tcpext "" TCPFastRetrans) + $(tcpext "" TCPTimeouts)))
+		alloc0=$(stat alloc) delivered0=$(stat delivered) refused0=$(stat refused)
+		(
+			while kill -0 $recv_pid 2>/dev/null; do
+				echo 1 >$dbg/force
+				sleep 0.02
+				echo 0 >$dbg/force
+				sleep 0.02
+			done
+		) &
+		toggler=$!
+		nr-xfer send tcp 192.0.2.1 6003 $bytes
+		check_err $?
+		wait $recv_pid
+		check_err $?
+		wait $toggler
+		lost=$(($(tcpext "" TCPFastRetrans) + $(tcpext "" TCPTimeouts) - lost0))
+		delivered=$(($(stat delivered) - delivered0))
+		ofo=$(($(tcpext peer TCPOFOQueue) - ofo0))
+		echo "    stream $attempt: $(($(stat alloc) - alloc0)) reserve buffers, $delivered" \
+			"reserve-backed segments delivered, $lost retransmitted for a loss, $ofo queued out of order"
+		[ "$lost" -eq 0 ] && break
+	done
 	cat /tmp/tcp.out
-	allocs=$(($(stat alloc) - alloc0)) delivered=$(($(stat delivered) - delivered0))
-	echo "    $allocs reserve buffers, $delivered reserve-backed segments delivered," \
-		"$(($(awk '/^Tcp:/ && ++n == 2 { print $13 }' /proc/net/snmp) - retrans0)) retransmitted"
+	expect_eq "segments the last stream retransmitted for a loss" "$lost" 0
+	expect_eq "allocations refused (a segment lost)" $(($(stat refused) - refused0)) 0
 	[ "$delivered" -gt 0 ] || { echo "    no reserve-backed segment reached the socket"; ret=1; }
-	expect_eq "segments queued out of order" $(($(tcpext peer TCPOFOQueue) - ofo0)) 0
+	expect_eq "segments queued out of order" "$ofo" 0
 	unforced_ring
 	ip -n peer link set dev eth0 rx_reserve 50
 	teardown_link_pair

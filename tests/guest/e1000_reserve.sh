@@ -467,9 +467,7 @@ test_tcp_stream_mixed_buffers()
 	expect_eq "allocations refused (a segment lost)" $(($(stat refused) - refused0)) 0
 	[ "$delivered" -gt 0 ] || { echo "    no reserve-backed segment reached the socket"; ret=1; }
 	expect_eq "segments queued out of order" "$ofo" 0
-	unforced_ring
-	ip -n peer link set dev eth0 rx_reserve 50
-	teardown_link_pair
+	restore_pair
 	log_test "a TCP stream in normal and reserve buffers by turns reaches its memalloc socket in order (GRO flushes the flow first)"
 }
 
@@ -491,9 +489,7 @@ test_delivered_after_filters()
 	expect_eq "counted as delivered" $(($(stat delivered) - delivered0)) 0
 	wait $filtered_pid
 	expect_eq "received by the filtered socket" "$(sed -n 's/^received //p' /tmp/filtered.out)" 0
-	unforced_ring
-	ip -n peer link set dev eth0 rx_reserve 50
-	teardown_link_pair
+	restore_pair
 	log_test "10 reserve-backed datagrams a memalloc socket's filter drops count as dropped, not delivered"
 }
 
@@ -518,9 +514,7 @@ test_reserve_echo()
 		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets) - tx0)) 0
 	kill $holder
 	wait $holder 2>/dev/null
-	unforced_ring
-	ip -n peer link set dev eth0 rx_reserve 50
-	teardown_link_pair
+	restore_pair
 	log_test "10 ICMP echo requests in reserve buffers are dropped unanswered"
 }
 

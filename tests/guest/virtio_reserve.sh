@@ -129,6 +129,21 @@ quiet_link_pair()
 	ip link set dev eth1 rx_reserve 8
 }
 
+# restore_link_pair: normal allocations again and the ring back at its size
+# (the resize frees the reserve buffers still posted: all must have been
+# credited), then the default share and MTU, and the pair undone.
+restore_link_pair()
+{
+	echo 0 >$dbg/force
+	ethtool -G eth1 rx "$ring"
+	check_err $?
+	expect_eq "held after the resize back to $ring" "$(stat held)" 0
+	ip link set dev eth1 down
+	ip link set dev eth1 rx_reserve 50
+	teardown_link_pair
+	sysctl -qw net.ipv6.conf.eth1.disable_ipv6=0
+	ip -n peer link set dev eth0 mtu 1500 2>/dev/null
+}
 test_reserve_path()
 {
 	quiet_link_pair || { ret=1; log_test "reserve path"; return; }
@@ -159,16 +174,7 @@ test_reserve_path()
 	send_udp 6000 20
 	expect_reserve_outcome eth1 $memalloc_pid $plain_pid "$delivered0" "$dropped1" 20 8 "$refused0"
 
-	# The reserve buffers still posted are freed by the resize: all credited.
-	echo 0 >$dbg/force
-	ethtool -G eth1 rx "$ring"
-	check_err $?
-	expect_eq "held after the resize back to $ring" "$(stat held)" 0
-	ip link set dev eth1 down
-	ip link set dev eth1 rx_reserve 50
-	teardown_link_pair
-	sysctl -qw net.ipv6.conf.eth1.disable_ipv6=0
-	ip -n peer link set dev eth0 mtu 1500 2>/dev/null
+	restore_link_pair
 	log_test "reserve path ($mode, $dgram-byte frames): bound 8, 20 dropped for an ordinary socket, 20 delivered to a memalloc one, a ring resize credits the rest"
 }
 
@@ -188,14 +194,14 @@ test_xdp_reserve_path()
 		# virtio-net in 6.1 has no multi-buffer XDP: no program at 9000.
 		nr-xdp eth1 drop 2>/dev/null
 		check_fail $?
-		ip link set dev eth1 down
-		ip link set dev eth1 rx_reserve 50
-		teardown_link_pair
-		sysctl -qw net.ipv6.conf.eth1.disable_ipv6=0
-		ip -n peer link set dev eth0 mtu 1500 2>/dev/null
+		restore_link_pair
 		log_test "XDP: big mode at MTU $mtu refuses a program, so no XDP path sees its reserve chains"
 		return
 	fi
+	# The reserve is only for while a memalloc socket exists.
+	nr-memalloc recv 6009 1 120 mark >/dev/null &
+	holder=$!
+	sleep 0.5
 	echo 1 >$dbg/force
 	ethtool -G eth1 rx 16
 	check_err $?
@@ -221,15 +227,9 @@ test_xdp_reserve_path()
 	expect_eq "frames XDP_REDIRECT sent" "$(queue_stat xdp_redirects)" 20
 	nr-xdp eth1 off
 	check_err $?
-	echo 0 >$dbg/force
-	ethtool -G eth1 rx "$ring"
-	check_err $?
-	expect_eq "held after the resize back to $ring" "$(stat held)" 0
-	ip link set dev eth1 down
-	ip link set dev eth1 rx_reserve 50
-	teardown_link_pair
-	sysctl -qw net.ipv6.conf.eth1.disable_ipv6=0
-	ip -n peer link set dev eth0 mtu 1500 2>/dev/null
+	restore_link_pair
+	kill $holder
+	wait $holder 2>/dev/null
 	log_test "XDP on reserve buffers ($mode): drop, tx, redirect and pass, 20 frames each, each buffer credited once"
 }
 

@@ -432,8 +432,8 @@ test_tcp_stream_mixed_buffers()
 	# would otherwise find no reserve, and an e1000 ring that empties
 	# while its allocations fail is never refilled (it refills only as it
 	# receives): the next stream could not even connect.
-	ip netns exec peer nr-memalloc recv 6006 1 600 mark >/dev/null &
-	holder=$!
+	memalloc_hold
+	check_err $?
 	bytes=$((32 << 20))
 	# The link between the two NICs (QEMU's socket netdev through the
 	# host) loses a segment now and then by itself (a stream without any
@@ -474,8 +474,8 @@ test_tcp_stream_mixed_buffers()
 	expect_eq "allocations refused (a segment lost)" $(($(stat refused) - refused0)) 0
 	[ "$delivered" -gt 0 ] || { echo "    no reserve-backed segment reached the socket"; ret=1; }
 	expect_eq "segments queued out of order" "$ofo" 0
-	kill $holder
-	wait $holder 2>/dev/null
+	memalloc_release
+	check_err $?
 	restore_pair
 	log_test "a TCP stream in normal and reserve buffers by turns reaches its memalloc socket in order (GRO flushes the flow first)"
 }
@@ -508,9 +508,8 @@ test_delivered_after_filters()
 test_reserve_echo()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "echo requests"; return; }
-	ip netns exec peer nr-memalloc recv 6005 1 10 mark >/dev/null &
-	holder=$!
-	sleep 1
+	memalloc_hold
+	check_err $?
 	forced_ring
 	dropped0=$(stat dropped)
 	tx0=$(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets)
@@ -521,8 +520,8 @@ test_reserve_echo()
 	expect_eq "echo requests dropped" $(($(stat dropped) - dropped0)) 10
 	expect_eq "replies sent by eth0" \
 		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_packets) - tx0)) 0
-	kill $holder
-	wait $holder 2>/dev/null
+	memalloc_release
+	check_err $?
 	restore_pair
 	log_test "10 ICMP echo requests in reserve buffers are dropped unanswered"
 }

@@ -144,6 +144,7 @@ restore_link_pair()
 	sysctl -qw net.ipv6.conf.eth1.disable_ipv6=0
 	ip -n peer link set dev eth0 mtu 1500 2>/dev/null
 }
+
 test_reserve_path()
 {
 	quiet_link_pair || { ret=1; log_test "reserve path"; return; }
@@ -199,9 +200,8 @@ test_xdp_reserve_path()
 		return
 	fi
 	# The reserve is only for while a memalloc socket exists.
-	nr-memalloc recv 6009 1 120 mark >/dev/null &
-	holder=$!
-	sleep 0.5
+	memalloc_hold
+	check_err $?
 	echo 1 >$dbg/force
 	ethtool -G eth1 rx 16
 	check_err $?
@@ -228,8 +228,8 @@ test_xdp_reserve_path()
 	nr-xdp eth1 off
 	check_err $?
 	restore_link_pair
-	kill $holder
-	wait $holder 2>/dev/null
+	memalloc_release
+	check_err $?
 	log_test "XDP on reserve buffers ($mode): drop, tx, redirect and pass, 20 frames each, each buffer credited once"
 }
 

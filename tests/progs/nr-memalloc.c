@@ -175,7 +175,8 @@ int main(int argc, char **argv)
 		return do_check_eperm();
 	if (argc >= 5 && !strcmp(argv[1], "recv"))
 		return do_recv(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
-			       argc > 5 && !strncmp(argv[5], "mark", 4),
+			       argc > 5 && (!strcmp(argv[5], "mark") ||
+					    !strcmp(argv[5], "mark-filtered")),
 			       argc > 5 && !strcmp(argv[5], "mark-filtered"),
 			       argc > 6 ? atoi(argv[6]) : 0);
 	fprintf(stderr, "usage: nr-memalloc check | check-eperm |"

@@ -38,7 +38,7 @@ help:
 	@echo "make debug-kernel build the patched kernel with tests/config/debug.config"
 	@echo "make iproute2     build Debian's iproute2 with the project's patch (the guest's ip)"
 	@echo "make initramfs    build the guest's initramfs"
-	@echo "make check-series checkpatch and build each patch of the series in turn"
+	@echo "make check-series checkpatch, then build after each patch of the series, feature on and off"
 	@echo "make pressure     swap over NBD while flooded: patched, rx_reserve 0 and stock 6.1 side by side"
 	@echo "make bench        RX fast path, patched against stock 6.1: medians and ratios (build/bench/)"
 	@echo "make soak DURATION=S  pressure, flood, link flaps, rx_reserve and MTU changes for S seconds (600)"

@@ -2,15 +2,20 @@
 # check-series.sh: what netdev's patchwork checks before a maintainer looks.
 # 1. scripts/checkpatch.pl --strict on every patch of the series;
 # 2. apply the patches one by one on the pristine source, in a worktree of
-#    its own, and build the test kernel after each, naming the first that
-#    fails.  ccache keeps the rebuilds incremental.
+#    its own, and build after each, twice: the test kernel (the feature on,
+#    with its debug hooks and KUnit) and the same kernel with
+#    CONFIG_NET_RX_RESERVE=n; name the first that fails.  Each configuration
+#    keeps its own output folder, so the rebuilds are incremental (and
+#    ccache shares what both compile alike).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 tree=$top/build/linux
 work=$top/build/series-check
-out=$top/build/kernel-series
-fragments=("$top"/tests/config/{base,network,test}.config)
+out_on=$top/build/kernel-series
+out_off=$top/build/kernel-series-off
+fragments_on=("$top"/tests/config/{base,network,test}.config)
+fragments_off=("$top"/tests/config/{base,network,feature-off}.config)
 mapfile -t patches < <(grep -v -e '^#' -e '^[[:space:]]*$' "$top/series")
 
 echo "check-series: checkpatch --strict on ${#patches[@]} patches"
@@ -39,12 +44,24 @@ for p in "${patches[@]}"; do
 		first_bad=$p
 		break
 	fi
-	if ALLOW_UNKNOWN=1 "$top/scripts/build-kernel.sh" "$work" "$out" "${fragments[@]}" >"$out.log" 2>&1; then
-		echo "    ok: build: $p"
+	ok=1
+	for conf in on off; do
+		if [ $conf = on ]; then
+			out=$out_on fragments=("${fragments_on[@]}")
+		else
+			out=$out_off fragments=("${fragments_off[@]}")
+		fi
+		if ALLOW_UNKNOWN=1 "$top/scripts/build-kernel.sh" "$work" "$out" "${fragments[@]}" >"$out.log" 2>&1; then
+			echo "    ok: build (feature $conf): $p"
+		else
+			echo "    FAIL: build (feature $conf): $p"
+			grep -E 'error|Error' "$out.log" | head -10 | sed 's/^/      /'
+			ok=0
+		fi
+	done
+	if [ $ok = 1 ]; then
 		built=$((built + 1))
 	else
-		echo "    FAIL: build: $p"
-		grep -E 'error|Error' "$out.log" | head -10 | sed 's/^/      /'
 		first_bad=$p
 		break
 	fi

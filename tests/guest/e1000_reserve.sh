@@ -5,7 +5,6 @@
 # timeout: 900
 . /tests/lib.sh
 
-dbg=/sys/kernel/debug/rx_reserve/eth0
 # stat NAME: a counter of eth0's reserve, from debugfs.
 stat() { reserve_stat eth0 "$1"; }
 # 1000 up/down and 200 MTU cycles, unless the boot asks for fewer.
@@ -236,7 +235,7 @@ quiet_pair()
 # of BUFFERS (9: 8 packets at MTU 1500 and the one held back).
 forced_ring()
 {
-	echo 1 >$dbg/force
+	echo 1 >$(rx_dbg eth0)/force
 	ip -n peer link set dev eth0 down
 	ip -n peer link set dev eth0 up
 	wait_counter eth0 held "${1:-9}"
@@ -246,7 +245,7 @@ forced_ring()
 # every reserve buffer must have been credited back.
 unforced_ring()
 {
-	echo 0 >$dbg/force
+	echo 0 >$(rx_dbg eth0)/force
 	ip -n peer link set dev eth0 down
 	expect_eq "held after down" "$(stat held)" 0
 }
@@ -259,6 +258,38 @@ restore_pair()
 	ip link set dev eth1 mtu 1500
 	ip -n peer link set dev eth0 rx_reserve 50
 	teardown_link_pair
+}
+
+# The debugfs hook keys a device's folder on its network namespace and
+# ifindex: two devices of one name in two namespaces both get theirs, each
+# with its own state.  (Named after the interface, the second eth0's folder
+# could not be created and its hook was silently missing.)
+test_debugfs_per_namespace()
+{
+	setup_link_pair || { ret=1; log_test "debugfs folders per namespace"; return; }
+	ip link set dev eth1 down
+	ip link set dev eth1 name eth0
+	check_err $?
+	ip link set dev eth0 rx_reserve 7
+	ip -n peer link set dev eth0 rx_reserve 9
+	root_dir=$(rx_dbg eth0) peer_dir=$(rx_dbg eth0 peer)
+	[ -n "$root_dir" ] && [ -n "$peer_dir" ] && [ "$root_dir" != "$peer_dir" ]
+	check_err $?
+	for dir in "$root_dir" "$peer_dir"; do
+		[ -d "$dir" ] || { echo "    no folder $dir"; ret=1; }
+	done
+	expect_eq "root eth0's folder: name, rx_reserve" \
+		"$(cat "$root_dir/name") $(awk '$1 == "rx_reserve" { print $2 }' "$root_dir/stats")" "eth0 7"
+	expect_eq "peer eth0's folder: name, rx_reserve" \
+		"$(cat "$peer_dir/name") $(awk '$1 == "rx_reserve" { print $2 }' "$peer_dir/stats")" "eth0 9"
+	expect_eq "folders named eth0" "$(cat /sys/kernel/debug/rx_reserve/*/name | grep -c '^eth0$')" 2
+	ip link set dev eth0 name eth1
+	check_err $?
+	expect_eq "the renamed device's folder: name" "$(cat "$root_dir/name")" eth1
+	ip link set dev eth1 rx_reserve 50
+	ip -n peer link set dev eth0 rx_reserve 50
+	teardown_link_pair
+	log_test "two eth0 in two namespaces: a debugfs folder each (netns inode and ifindex), each with its own state"
 }
 
 test_reserve_path()
@@ -448,11 +479,12 @@ test_tcp_stream_mixed_buffers()
 		ofo0=$(tcpext peer TCPOFOQueue)
 		lost0=$(($(tcpext "" TCPFastRetrans) + $(tcpext "" TCPTimeouts)))
 		alloc0=$(stat alloc) delivered0=$(stat delivered) refused0=$(stat refused)
+		force=$(rx_dbg eth0)/force
 		(
 			while kill -0 $recv_pid 2>/dev/null; do
-				echo 1 >$dbg/force
+				echo 1 >$force
 				sleep 0.02
-				echo 0 >$dbg/force
+				echo 0 >$force
 				sleep 0.02
 			done
 		) &
@@ -537,6 +569,7 @@ test_reserve_path_small 9000
 test_reserve_lone_fragments
 test_delivered_after_filters
 test_reserve_echo
+test_debugfs_per_namespace
 # test_tcp_stream_mixed_buffers: off until its retries can reconnect (see the closing note of 2026-12-06)
 test_full_size_packets_at_9000	# last: it raises the peak past 9
 exit $test_failed

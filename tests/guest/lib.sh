@@ -79,11 +79,30 @@ teardown_link_pair()
 	ip link set eth0 down 2>/dev/null
 }
 
+# rx_dbg DEV [NETNS]: the debugfs folder of DEV's RX reserve, named after
+# the inode of DEV's network namespace and its ifindex (names and ifindexes
+# repeat across namespaces).  Without NETNS: DEV in the root namespace or,
+# if it is not there, in "peer".
+rx_dbg()
+{
+	local ns=$2 idx
+	if [ -z "$ns" ]; then
+		if idx=$(cat "/sys/class/net/$1/ifindex" 2>/dev/null); then
+			echo "/sys/kernel/debug/rx_reserve/$(stat -L -c %i /proc/self/ns/net)-$idx"
+			return 0
+		fi
+		ns=peer
+	fi
+	idx=$(ip -n "$ns" -o link show dev "$1" 2>/dev/null | cut -d: -f1)
+	[ -n "$idx" ] || { echo "rx_dbg: no $1 in the root namespace or $ns" >&2; return 1; }
+	echo "/sys/kernel/debug/rx_reserve/$(stat -L -c %i "/var/run/netns/$ns")-$idx"
+}
+
 # reserve_stat DEV NAME: counter NAME of DEV's RX reserve, from the debugfs
-# hook (its folder keeps the device's name in any network namespace).
+# hook (DEV as rx_dbg finds it).
 reserve_stat()
 {
-	awk -v k="$2" '$1 == k { print $2 }' "/sys/kernel/debug/rx_reserve/$1/stats"
+	awk -v k="$2" '$1 == k { print $2 }' "$(rx_dbg "$1")/stats"
 }
 
 # What devices that are up add to the global reserve, in kB (while a

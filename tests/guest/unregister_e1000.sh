@@ -6,7 +6,6 @@
 # rescan brings the NIC back with the default share.
 . /tests/lib.sh
 
-dbg=/sys/kernel/debug/rx_reserve/eth0
 stat() { reserve_stat eth0 "$1"; }
 pci=$(basename "$(readlink /sys/class/net/eth0/device)")
 # The shares are set aside while a memalloc socket exists: hold one throughout.
@@ -23,7 +22,7 @@ ip -n peer link set dev eth0 rx_reserve 8
 ip netns exec peer nr-memalloc recv 6000 5 20 mark 6 >/tmp/memalloc.out &
 receiver=$!
 sleep 1
-echo 1 >$dbg/force
+echo 1 >$(rx_dbg eth0)/force
 ip -n peer link set dev eth0 down
 ip -n peer link set dev eth0 up
 # The whole share in the ring: 8 packets and the buffer e1000 holds back.
@@ -44,9 +43,10 @@ expect_eq "datagrams the socket dropped" "$2" 0
 # What the global reserve holds without eth0 (virtio-net's part is in it).
 others=$(( $(cat /proc/sys/vm/memalloc_reserve_kbytes) - $(stat pages) * 4 ))
 
+dbg=$(rx_dbg eth0)
 echo 1 >/sys/bus/pci/devices/$pci/remove
 check_err $?
-[ ! -e $dbg ]
+[ ! -e "$dbg" ]
 check_err $?
 expect_eq "memalloc_reserve_kbytes after the removal" "$(cat /proc/sys/vm/memalloc_reserve_kbytes)" "$others"
 wait $receiver

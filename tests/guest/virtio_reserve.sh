@@ -7,7 +7,6 @@
 # timeout: 900
 . /tests/lib.sh
 
-dbg=/sys/kernel/debug/rx_reserve/eth1
 # stat NAME [DEV]: a counter of a device's reserve, from debugfs.
 stat() { reserve_stat "${2:-eth1}" "$1"; }
 
@@ -134,7 +133,7 @@ quiet_link_pair()
 # credited), then the default share and MTU, and the pair undone.
 restore_link_pair()
 {
-	echo 0 >$dbg/force
+	echo 0 >$(rx_dbg eth1)/force
 	ethtool -G eth1 rx "$ring"
 	check_err $?
 	expect_eq "held after the resize back to $ring" "$(stat held)" 0
@@ -158,7 +157,7 @@ test_reserve_path()
 	# Every normal RX allocation of eth1 fails from now on.  virtio-net
 	# keeps its posted buffers across down/up, so refill the ring by
 	# resizing it: the old buffers go, the new ones come from the reserve.
-	echo 1 >$dbg/force
+	echo 1 >$(rx_dbg eth1)/force
 	ethtool -G eth1 rx 16
 	check_err $?
 	sleep 2
@@ -202,7 +201,7 @@ test_xdp_reserve_path()
 	# The reserve is only for while a memalloc socket exists.
 	memalloc_hold
 	check_err $?
-	echo 1 >$dbg/force
+	echo 1 >$(rx_dbg eth1)/force
 	ethtool -G eth1 rx 16
 	check_err $?
 	wait_counter eth1 held 8
@@ -240,8 +239,8 @@ test_one_nic_without_share()
 	holder=$!
 	sleep 0.5
 	ip link set dev eth0 rx_reserve 0
-	echo 1 >/sys/kernel/debug/rx_reserve/eth0/force
-	echo 1 >$dbg/force
+	echo 1 >$(rx_dbg eth0)/force
+	echo 1 >$(rx_dbg eth1)/force
 	e1000_alloc0=$(stat alloc eth0) virtio_alloc0=$(stat alloc)
 	ip link set dev eth0 up
 	ip link set dev eth1 up
@@ -251,8 +250,8 @@ test_one_nic_without_share()
 	[ "$(ip_json eth1 pages)" -gt 0 ] || { echo "    eth1 adds no pages"; ret=1; }
 	expect_eq "eth0 allocations from the reserve" $(($(stat alloc eth0) - e1000_alloc0)) 0
 	[ $(($(stat alloc) - virtio_alloc0)) -gt 0 ] || { echo "    eth1 took nothing from the reserve"; ret=1; }
-	echo 0 >/sys/kernel/debug/rx_reserve/eth0/force
-	echo 0 >$dbg/force
+	echo 0 >$(rx_dbg eth0)/force
+	echo 0 >$(rx_dbg eth1)/force
 	ethtool -G eth1 rx "$ring"
 	ip link set dev eth0 down
 	ip link set dev eth1 down
@@ -307,7 +306,7 @@ test_unregister()
 	nr-memalloc recv 6000 5 20 mark 6 >/tmp/memalloc.out &
 	receiver=$!
 	sleep 1
-	echo 1 >$dbg/force
+	echo 1 >$(rx_dbg eth1)/force
 	ethtool -G eth1 rx 16	# refill the ring from the reserve
 	sleep 2
 	send_udp 6000 5
@@ -316,9 +315,10 @@ test_unregister()
 	expect_eq "held before the removal" "$(stat held)" 8
 	others=$(( $(reserve_kb) - $(stat pages) * 4 ))
 
+	dbg=$(rx_dbg eth1)
 	echo 1 >"/sys/bus/pci/devices/$pci/remove"
 	check_err $?
-	[ ! -e $dbg ]
+	[ ! -e "$dbg" ]
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes after the removal" "$(reserve_kb)" "$others"
 	wait $receiver

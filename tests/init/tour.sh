@@ -7,7 +7,6 @@
 
 say() { printf '\n\033[1m### %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; sh -c "$*"; }
-dbg=/sys/kernel/debug/rx_reserve/eth0
 
 say "Kernel: Debian's 6.1 with the netreserve series"
 run "uname -r"
@@ -47,6 +46,8 @@ ip netns exec peer sysctl -qw net.ipv6.conf.eth0.disable_ipv6=1
 ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
 ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
 run "ip -n peer link set dev eth0 rx_reserve 8"
+# The debugfs hook is per device: <netns inode>-<ifindex>.
+dbg=$(rx_dbg eth0 peer)
 echo "A block client's socket marked SO_MEMALLOC listens on UDP 6000; an ordinary one on 6001."
 ip netns exec peer nr-memalloc recv 6000 10 10 mark >/tmp/memalloc.out &
 ip netns exec peer nr-xfer recv udp 6001 14000 6 >/tmp/plain.out &

@@ -130,8 +130,15 @@ swapon /dev/nbd0 || exit 1
 kernel=$(uname -r)
 echo "nr-info kernel=$kernel nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
 
+# rx_dbg DEV: the debugfs folder of DEV's RX reserve (patched kernels),
+# named after the network namespace's inode and the ifindex.
+rx_dbg()
+{
+	echo "/sys/kernel/debug/rx_reserve/$(stat -L -c %i /proc/self/ns/net)-$(cat "/sys/class/net/$1/ifindex" 2>/dev/null)"
+}
+
 if [ "$force" = 1 ]; then
-	echo 1 >/sys/kernel/debug/rx_reserve/$nic/force || exit 1
+	echo 1 >"$(rx_dbg "$nic")/force" || exit 1
 fi
 [ "$flood" = 1 ] && echo "nr-flood-go nic=$flood_nic"
 
@@ -140,7 +147,7 @@ fi
 reserve_stats()
 {
 	for dev in eth0 eth1; do
-		f=/sys/kernel/debug/rx_reserve/$dev/stats
+		f=$(rx_dbg $dev)/stats
 		[ -r $f ] && awk -v d=$dev '{ printf " %s_%s=%s", d, $1, $2 }' $f
 	done
 }
@@ -238,7 +245,7 @@ else
 	ip link set dev $other rx_reserve 50
 	swapoff /dev/nbd0
 	sleep 1
-	pages=$(awk '$1 == "pages" { print $2 }' /sys/kernel/debug/rx_reserve/$nic/stats)
+	pages=$(awk '$1 == "pages" { print $2 }' "$(rx_dbg "$nic")/stats")
 	echo "nr-soak runs=$runs bad_runs=$bad verified=$total_verified actions=$(cat /tmp/soak.actions 2>/dev/null || echo 0) seconds=$(($(date +%s) - start)) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes) nic_pages_kb=$((pages * 4)) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) min_free_kb_before=$user_min_free$(reserve_stats)"
 fi
 
@@ -248,7 +255,7 @@ kill $idle 2>/dev/null
 # The reserve is back to idle: nothing held once the swap is gone.
 sleep 1
 for dev in eth0 eth1; do
-	f=/sys/kernel/debug/rx_reserve/$dev/stats
+	f=$(rx_dbg $dev)/stats
 	[ -r $f ] && echo "nr-after $dev held=$(awk '$1 == "held" { print $2 }' $f)"
 done
 exit 0

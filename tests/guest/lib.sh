@@ -88,14 +88,14 @@ rx_dbg()
 	local ns=$2 idx
 	if [ -z "$ns" ]; then
 		if idx=$(cat "/sys/class/net/$1/ifindex" 2>/dev/null); then
-			echo "/sys/kernel/debug/rx_reserve/$(stat -L -c %i /proc/self/ns/net)-$idx"
+			echo "/sys/kernel/debug/rx_reserve/$(command stat -L -c %i /proc/self/ns/net)-$idx"
 			return 0
 		fi
 		ns=peer
 	fi
 	idx=$(ip -n "$ns" -o link show dev "$1" 2>/dev/null | cut -d: -f1)
 	[ -n "$idx" ] || { echo "rx_dbg: no $1 in the root namespace or $ns" >&2; return 1; }
-	echo "/sys/kernel/debug/rx_reserve/$(stat -L -c %i "/var/run/netns/$ns")-$idx"
+	echo "/sys/kernel/debug/rx_reserve/$(command stat -L -c %i "/var/run/netns/$ns")-$idx"
 }
 
 # reserve_stat DEV NAME: counter NAME of DEV's RX reserve, from the debugfs

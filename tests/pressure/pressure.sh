@@ -134,7 +134,7 @@ echo "nr-info kernel=$kernel nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$n
 # named after the network namespace's inode and the ifindex.
 rx_dbg()
 {
-	echo "/sys/kernel/debug/rx_reserve/$(stat -L -c %i /proc/self/ns/net)-$(cat "/sys/class/net/$1/ifindex" 2>/dev/null)"
+	echo "/sys/kernel/debug/rx_reserve/$(command stat -L -c %i /proc/self/ns/net)-$(cat "/sys/class/net/$1/ifindex" 2>/dev/null)"
 }
 
 if [ "$force" = 1 ]; then

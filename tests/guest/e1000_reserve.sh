@@ -458,14 +458,12 @@ test_tcp_stream_mixed_buffers()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "TCP stream in mixed buffers"; return; }
 	ip -n peer link set dev eth0 rx_reserve 2000
-	# A memalloc socket for the whole test: between two streams (before
-	# the receiver accepts and marks its connection) the forced periods
-	# would otherwise find no reserve, and an e1000 ring that empties
-	# while its allocations fail is never refilled (it refills only as it
-	# receives): the next stream could not even connect.
+	# A memalloc socket for the whole test, so that the reserve is set
+	# aside while the forced periods run.
 	memalloc_hold
 	check_err $?
 	bytes=$((32 << 20))
+	force=$(rx_dbg eth0)/force
 	# The link between the two NICs (QEMU's socket netdev through the
 	# host) loses a segment now and then by itself (a stream without any
 	# forced allocation failure showed it too), and a loss queues out of
@@ -473,23 +471,37 @@ test_tcp_stream_mixed_buffers()
 	# (no fast retransmission, no timeout; a tail loss probe is no loss).
 	# Up to 5 streams.
 	for attempt in 1 2 3 4 5; do
+		# Each stream starts on a ring of normal buffers and forces
+		# nothing until its connection is accepted and marked: the
+		# handshake goes to the listener, which is no memalloc socket,
+		# so a SYN or the handshake's ACK in a reserve buffer is dropped
+		# there (as in stock 6.1: TcpExt PFMemallocDrop).  Forced
+		# periods from the start, and reserve buffers left in the ring
+		# by the stream before, made a retry fail to connect at all.
+		echo 0 >"$force"
+		ip -n peer link set dev eth0 down
+		ip -n peer link set dev eth0 up
+		wait_peer_carrier
 		ip netns exec peer nr-xfer recv tcp 6003 $bytes 120 mark >/tmp/tcp.out &
 		recv_pid=$!
 		sleep 1
-		ofo0=$(tcpext peer TCPOFOQueue)
+		ofo0=$(tcpext peer TCPOFOQueue) pfdrop0=$(tcpext peer PFMemallocDrop)
 		lost0=$(($(tcpext "" TCPFastRetrans) + $(tcpext "" TCPTimeouts)))
 		alloc0=$(stat alloc) delivered0=$(stat delivered) refused0=$(stat refused)
-		force=$(rx_dbg eth0)/force
+		nr-xfer send tcp 192.0.2.1 6003 $bytes &
+		send_pid=$!
+		wait_established peer 6003
+		check_err $?
 		(
 			while kill -0 $recv_pid 2>/dev/null; do
-				echo 1 >$force
+				echo 1 >"$force"
 				sleep 0.02
-				echo 0 >$force
+				echo 0 >"$force"
 				sleep 0.02
 			done
 		) &
 		toggler=$!
-		nr-xfer send tcp 192.0.2.1 6003 $bytes
+		wait $send_pid
 		check_err $?
 		wait $recv_pid
 		check_err $?
@@ -498,7 +510,8 @@ test_tcp_stream_mixed_buffers()
 		delivered=$(($(stat delivered) - delivered0))
 		ofo=$(($(tcpext peer TCPOFOQueue) - ofo0))
 		echo "    stream $attempt: $(($(stat alloc) - alloc0)) reserve buffers, $delivered" \
-			"reserve-backed segments delivered, $lost retransmitted for a loss, $ofo queued out of order"
+			"reserve-backed segments delivered, $lost retransmitted for a loss, $ofo queued out of order," \
+			"$(($(tcpext peer PFMemallocDrop) - pfdrop0)) dropped as reserve-backed for a socket not marked"
 		[ "$lost" -eq 0 ] && break
 	done
 	cat /tmp/tcp.out
@@ -510,6 +523,32 @@ test_tcp_stream_mixed_buffers()
 	check_err $?
 	restore_pair
 	log_test "a TCP stream in normal and reserve buffers by turns reaches its memalloc socket in order (GRO flushes the flow first)"
+}
+
+# wait_peer_carrier: wait (up to 5 s) for carrier on peer's eth0.
+wait_peer_carrier()
+{
+	for _ in $(seq 50); do
+		ip -n peer link show eth0 | grep -q LOWER_UP && return 0
+		sleep 0.1
+	done
+	echo "    peer's eth0 has no carrier"
+	return 1
+}
+
+# wait_established NS PORT: wait (up to 10 s) until namespace NS has an
+# established TCP connection on local port PORT (the receiver listens on
+# IPv6, so its connections are in /proc/net/tcp6).
+wait_established()
+{
+	local hex
+	hex=$(printf ':%04X' "$2")
+	for _ in $(seq 200); do
+		ip netns exec "$1" awk -v p="$hex" 'substr($2, length($2) - 4) == p && $4 == "01" { f = 1 } END { exit !f }' /proc/net/tcp6 && return 0
+		sleep 0.05
+	done
+	echo "    no established connection on port $2 in $1"
+	return 1
 }
 
 # A memalloc socket's own filter may still drop a reserve-backed packet:
@@ -570,6 +609,6 @@ test_reserve_lone_fragments
 test_delivered_after_filters
 test_reserve_echo
 test_debugfs_per_namespace
-# test_tcp_stream_mixed_buffers: off until its retries can reconnect (see the closing note of 2026-12-06)
+test_tcp_stream_mixed_buffers
 test_full_size_packets_at_9000	# last: it raises the peak past 9
 exit $test_failed

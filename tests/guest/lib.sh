@@ -81,21 +81,35 @@ teardown_link_pair()
 
 # rx_dbg DEV [NETNS]: the debugfs folder of DEV's RX reserve, named after
 # the inode of DEV's network namespace and its ifindex (names and ifindexes
-# repeat across namespaces).  Without NETNS: DEV in the root namespace or,
-# if it is not there, in "peer".
+# repeat across namespaces); its file "name" holds DEV's name.  Without
+# NETNS: the only folder of that name, or if there are several, DEV in the
+# root namespace or else in "peer".  No process is started in the common
+# case: the suites call this in their polling loops.
 rx_dbg()
 {
-	local ns=$2 idx
-	if [ -z "$ns" ]; then
-		if idx=$(cat "/sys/class/net/$1/ifindex" 2>/dev/null); then
-			echo "/sys/kernel/debug/rx_reserve/$(command stat -L -c %i /proc/self/ns/net)-$idx"
-			return 0
-		fi
-		ns=peer
+	local dir name found="" count=0 ino
+	for dir in /sys/kernel/debug/rx_reserve/*-*; do
+		read -r name <"$dir/name" 2>/dev/null || continue
+		[ "$name" = "$1" ] || continue
+		found=$dir count=$((count + 1))
+	done
+	if [ -z "$2" ] && [ $count = 1 ]; then
+		echo "$found"
+		return 0
 	fi
-	idx=$(ip -n "$ns" -o link show dev "$1" 2>/dev/null | cut -d: -f1)
-	[ -n "$idx" ] || { echo "rx_dbg: no $1 in the root namespace or $ns" >&2; return 1; }
-	echo "/sys/kernel/debug/rx_reserve/$(command stat -L -c %i "/var/run/netns/$ns")-$idx"
+	if [ -n "$2" ]; then
+		ino=$(command stat -L -c %i "/var/run/netns/$2")
+	elif [ -e "/sys/class/net/$1" ]; then
+		ino=$(command stat -L -c %i /proc/self/ns/net)
+	else
+		ino=$(command stat -L -c %i /var/run/netns/peer)
+	fi
+	for dir in /sys/kernel/debug/rx_reserve/"$ino"-*; do
+		read -r name <"$dir/name" 2>/dev/null || continue
+		[ "$name" = "$1" ] && { echo "$dir"; return 0; }
+	done
+	echo "rx_dbg: no RX reserve folder for $1${2:+ in $2}" >&2
+	return 1
 }
 
 # reserve_stat DEV NAME: counter NAME of DEV's RX reserve, from the debugfs

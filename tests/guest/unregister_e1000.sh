@@ -18,8 +18,9 @@ ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
 ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
 ip -n peer link set dev eth0 rx_reserve 8
 
-# The receiver lets 5 datagrams queue for 6 seconds before it reads them.
-ip netns exec peer nr-memalloc recv 6000 5 20 mark 6 >/tmp/memalloc.out &
+# The receiver lets 5 datagrams queue for 15 seconds before it reads them
+# (the checks before the removal take several seconds on a debug kernel).
+ip netns exec peer nr-memalloc recv 6000 5 30 mark 15 >/tmp/memalloc.out &
 receiver=$!
 sleep 1
 echo 1 >$(rx_dbg eth0)/force

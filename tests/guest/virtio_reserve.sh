@@ -302,8 +302,9 @@ test_unregister()
 	pci=$(basename "$(dirname "$(readlink -f /sys/class/net/eth1/device)")")
 	quiet_link_pair || { ret=1; log_test "unregister"; return; }
 
-	# The receiver lets 5 datagrams queue for 6 seconds before it reads them.
-	nr-memalloc recv 6000 5 20 mark 6 >/tmp/memalloc.out &
+	# The receiver lets 5 datagrams queue for 15 seconds before it reads them
+	# (the checks before the removal take several seconds on a debug kernel).
+	nr-memalloc recv 6000 5 30 mark 15 >/tmp/memalloc.out &
 	receiver=$!
 	sleep 1
 	echo 1 >$(rx_dbg eth1)/force

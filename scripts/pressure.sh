@@ -250,6 +250,9 @@ for link in $links; do
 						[ "$rx" -ge "$min_rx" ] || why+=" flood received at $rx/s, below $min_rx/s;"
 						if [ "$k" = patched ] || [ "$k" = debug ]; then
 							[ "$(field "$result" "${nic}_alloc")" -gt 0 ] 2>/dev/null || why+=" the reserve was never used;"
+							# The timeline needs the sampler's reserve counters too.
+							grep -aq "^nr-sample .* ${nic}_alloc=" "$out/$name-client.log" ||
+								why+=" the samples carry no reserve counters;"
 						fi
 					fi
 					if [ -z "$why" ]; then

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,6 +120,8 @@ static void reserve_stats(void)
 		"rx_reserve", "pages", "held", "peak", "alloc", "refused",
 		"dropped", "delivered",
 	};
+	unsigned long long ifindex;
+	struct stat netns;
 	char path[96];
 	size_t d, i;
 
@@ -126,9 +129,17 @@ static void reserve_stats(void)
 		snprintf(path, sizeof(path), "/sys/class/net/%s/statistics/rx_packets", devs[d]);
 		printf(" %s_rx=%llu", devs[d], number_in(path));
 	}
+	/* A device's folder is named after its network namespace's inode
+	 * and its ifindex (names repeat across namespaces).
+	 */
+	if (stat("/proc/self/ns/net", &netns))
+		return;
 	for (d = 0; d < sizeof(devs) / sizeof(devs[0]); d++) {
-		snprintf(path, sizeof(path), "/sys/kernel/debug/rx_reserve/%s/stats", devs[d]);
-		if (access(path, R_OK))
+		snprintf(path, sizeof(path), "/sys/class/net/%s/ifindex", devs[d]);
+		ifindex = number_in(path);
+		snprintf(path, sizeof(path), "/sys/kernel/debug/rx_reserve/%lu-%llu/stats",
+			 (unsigned long)netns.st_ino, ifindex);
+		if (!ifindex || access(path, R_OK))
 			continue;
 		slurp(path);
 		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)

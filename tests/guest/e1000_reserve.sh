@@ -481,7 +481,7 @@ test_tcp_stream_mixed_buffers()
 		echo 0 >"$force"
 		ip -n peer link set dev eth0 down
 		ip -n peer link set dev eth0 up
-		wait_peer_carrier
+		wait_pair_carrier
 		ip netns exec peer nr-xfer recv tcp 6003 $bytes 120 mark >/tmp/tcp.out &
 		recv_pid=$!
 		sleep 1
@@ -523,17 +523,6 @@ test_tcp_stream_mixed_buffers()
 	check_err $?
 	restore_pair
 	log_test "a TCP stream in normal and reserve buffers by turns reaches its memalloc socket in order (GRO flushes the flow first)"
-}
-
-# wait_peer_carrier: wait (up to 5 s) for carrier on peer's eth0.
-wait_peer_carrier()
-{
-	for _ in $(seq 50); do
-		ip -n peer link show eth0 | grep -q LOWER_UP && return 0
-		sleep 0.1
-	done
-	echo "    peer's eth0 has no carrier"
-	return 1
 }
 
 # wait_established NS PORT: wait (up to 10 s) until namespace NS has an

@@ -59,7 +59,12 @@ setup_link_pair()
 	ip addr add 192.0.2.2/24 dev eth1
 	ip addr add 2001:db8::2/64 dev eth1 nodad
 	ip link set eth1 up
-	# Wait for carrier on both ends.
+	wait_pair_carrier
+}
+
+# wait_pair_carrier: wait (up to 5 s) for carrier on both ends of the pair.
+wait_pair_carrier()
+{
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		if ip -n peer link show eth0 | grep -q LOWER_UP && ip link show eth1 | grep -q LOWER_UP; then
 			return 0
@@ -87,14 +92,10 @@ teardown_link_pair()
 # case: the suites call this in their polling loops.
 rx_dbg()
 {
-	local dir name found="" count=0 ino
-	for dir in /sys/kernel/debug/rx_reserve/*-*; do
-		read -r name <"$dir/name" 2>/dev/null || continue
-		[ "$name" = "$1" ] || continue
-		found=$dir count=$((count + 1))
-	done
-	if [ -z "$2" ] && [ $count = 1 ]; then
-		echo "$found"
+	local ino
+	set -- "$1" "$2" $(rx_dbg_named "$1" '*')
+	if [ -z "$2" ] && [ $# = 3 ]; then
+		echo "$3"
 		return 0
 	fi
 	if [ -n "$2" ]; then
@@ -104,12 +105,21 @@ rx_dbg()
 	else
 		ino=$(command stat -L -c %i /var/run/netns/peer)
 	fi
-	for dir in /sys/kernel/debug/rx_reserve/"$ino"-*; do
-		read -r name <"$dir/name" 2>/dev/null || continue
-		[ "$name" = "$1" ] && { echo "$dir"; return 0; }
-	done
+	set -- "$1" "$2" $(rx_dbg_named "$1" "$ino")
+	[ $# -ge 3 ] && { echo "$3"; return 0; }
 	echo "rx_dbg: no RX reserve folder for $1${2:+ in $2}" >&2
 	return 1
+}
+
+# rx_dbg_named DEV INODE: the folders of namespace INODE ('*': any) whose
+# name file holds DEV.
+rx_dbg_named()
+{
+	local dir name
+	for dir in /sys/kernel/debug/rx_reserve/$2-*; do
+		read -r name <"$dir/name" 2>/dev/null && [ "$name" = "$1" ] && echo "$dir"
+	done
+	return 0
 }
 
 # reserve_stat DEV NAME: counter NAME of DEV's RX reserve, from the debugfs

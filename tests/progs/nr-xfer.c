@@ -2,7 +2,7 @@
 /*
  * nr-xfer: move a known byte pattern over TCP or UDP and check it arrived.
  *
- *   nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S [mark]]
+ *   nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S [mark|nomark [RCVBUF]]]
  *   nr-xfer send tcp|udp ADDR PORT BYTES [CHUNK]
  *
  * The receiver listens on all IPv6 and IPv4 addresses, checks every byte
@@ -13,7 +13,10 @@
  * enough for all of them, so that a datagram lost is lost on the way, not
  * in the receiver.  The sender writes CHUNK bytes at a time (default 1400;
  * for UDP, one datagram each, paced).  "mark" makes the receiving socket
- * (for TCP, the accepted one) a memalloc socket with SO_MEMALLOC.
+ * (for TCP, the accepted one) a memalloc socket with SO_MEMALLOC.  RCVBUF
+ * sets SO_RCVBUF (for TCP on the listener, before the handshake that
+ * announces the window): a small one bounds what a TCP sender has in
+ * flight.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,7 +48,7 @@ static int die(const char *what)
 }
 
 static int do_recv(int tcp, const char *port, unsigned long want, int timeout,
-		   int mark)
+		   int mark, int rcvbuf_asked)
 {
 	struct sockaddr_in6 addr = { .sin6_family = AF_INET6 };
 	struct timeval tv = { .tv_sec = timeout };
@@ -75,8 +78,11 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout,
 		return die("bind");
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	/* As root, past rmem_max: the receiver itself must drop nothing. */
-	if (!tcp)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+	if (rcvbuf_asked)
+		rcvbuf = rcvbuf_asked;
+	if ((!tcp || rcvbuf_asked) &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)))
+		return die("SO_RCVBUFFORCE");
 	conn = fd;
 	if (tcp) {
 		if (listen(fd, 1))
@@ -181,7 +187,8 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "recv"))
 		return do_recv(tcp, argv[3], strtoul(argv[4], NULL, 0),
 			       argc > 5 ? atoi(argv[5]) : 10,
-			       argc > 6 && !strcmp(argv[6], "mark"));
+			       argc > 6 && !strcmp(argv[6], "mark"),
+			       argc > 7 ? atoi(argv[7]) : 0);
 	if (!strcmp(argv[1], "send") && (argc == 6 || argc == 7)) {
 		unsigned long chunk = argc == 7 ? strtoul(argv[6], NULL, 0) : CHUNK;
 
@@ -192,7 +199,7 @@ int main(int argc, char **argv)
 		return do_send(tcp, argv[3], argv[4], strtoul(argv[5], NULL, 0), chunk);
 	}
 usage:
-	fprintf(stderr, "usage: nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S [mark]]\n"
+	fprintf(stderr, "usage: nr-xfer recv tcp|udp PORT BYTES [TIMEOUT_S [mark|nomark [RCVBUF]]]\n"
 			"       nr-xfer send tcp|udp ADDR PORT BYTES [CHUNK]\n");
 	return 2;
 }

@@ -596,6 +596,153 @@ test_reserve_echo()
 	log_test "10 ICMP echo requests in reserve buffers are dropped unanswered"
 }
 
+# quiet_root_ipv6 on|off: eth1 in the root namespace sends no IPv6 (MLD
+# reports and router solicitations, seconds apart after it comes up, which
+# land in eth0's reserve buffers and would count there); "off" gives it
+# back its address.
+quiet_root_ipv6()
+{
+	if [ "$1" = on ]; then
+		sysctl -qw net.ipv6.conf.eth1.disable_ipv6=1
+	else
+		sysctl -qw net.ipv6.conf.eth1.disable_ipv6=0
+		ip addr add 2001:db8::2/64 dev eth1 nodad 2>/dev/null
+	fi
+}
+
+# A reserve-backed packet the stack forwards must not wait in the egress
+# device's queue (and then its TX ring) holding buffers of the share: with
+# forwarding on in the namespace, 10 datagrams routed back out of eth0 (a
+# device with a qdisc) are dropped before the queue, counted in eth0's
+# tx_dropped and as reserve-backed packets dropped, and none is sent back
+# to eth1.
+test_reserve_forward_dropped()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "forwarding"; return; }
+	quiet_root_ipv6 on
+	ip netns exec peer sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec peer sysctl -qw net.ipv4.conf.all.send_redirects=0
+	ip netns exec peer sysctl -qw net.ipv4.conf.eth0.send_redirects=0
+	memalloc_hold
+	check_err $?
+	forced_ring
+	# Carrier first: until e1000's watchdog reports it, eth0's queue is
+	# the noop qdisc, which drops everything by itself.
+	wait_pair_carrier
+	check_err $?
+	# Out of eth0 again, back to eth1, where the root namespace (not a
+	# router) drops them: 198.51.100.0/24 leads nowhere else.  (After
+	# forced_ring: taking eth0 down deletes the routes and neighbours
+	# through it, permanent ones included.)
+	ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
+	ip -n peer route add 198.51.100.0/24 via 192.0.2.2 dev eth0
+	check_err $?
+	ip route add 198.51.100.0/24 via 192.0.2.1 dev eth1
+	check_err $?
+	dropped0=$(stat dropped) delivered0=$(stat delivered)
+	rx0=$(rx_packets eth0 peer) back0=$(rx_packets eth1)
+	txdrop0=$(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_dropped)
+	fwd0=$(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $7 }' /proc/net/snmp)
+
+	nr-xfer send udp 198.51.100.9 6000 $((10 * 1400))
+	check_err $?
+	wait_rx_packets eth0 peer $((rx0 + 10))
+	wait_counter eth0 dropped $((dropped0 + 10))
+	sleep 0.5	# and nothing beyond
+	expect_eq "frames received by eth0" $(($(rx_packets eth0 peer) - rx0)) 10
+	expect_eq "datagrams forwarded (ForwDatagrams)" \
+		$(($(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $7 }' /proc/net/snmp) - fwd0)) 10
+	expect_eq "reserve-backed packets dropped" $(($(stat dropped) - dropped0)) 10
+	expect_eq "eth0 tx_dropped" \
+		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_dropped) - txdrop0)) 10
+	# (e1000's own tx_packets follows the hardware's counters only every
+	# 2 s; what comes back to eth1 is counted as it arrives.)
+	expect_eq "frames that came back to eth1" $(($(rx_packets eth1) - back0)) 0
+	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) 0
+	memalloc_release
+	check_err $?
+	ip route del 198.51.100.0/24
+	quiet_root_ipv6 off
+	restore_pair
+	log_test "10 forwarded reserve-backed datagrams are dropped before eth0's queue, none sent"
+}
+
+# wait_bridge_forwarding DEV: wait (up to 5 s) until bridge port DEV in
+# namespace peer forwards (after forced_ring took it down and up).
+wait_bridge_forwarding()
+{
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		ip -n peer -d link show dev "$1" | grep -q "state forwarding" && return 0
+		sleep 0.5
+	done
+	echo "    bridge port $1 does not forward: $(ip -n peer -d link show dev "$1" | grep -o 'state [a-z]*' | tail -1)"
+	return 1
+}
+
+# Devices without a queue pass a reserve-backed packet on, towards a
+# memalloc socket that may be behind them: eth0 in a bridge with a veth
+# whose other end is in a third namespace, where a memalloc socket receives
+# 8 datagrams through the bridge and the veth (a namespace crossing, which
+# scrubs the packet but must keep its charge).  Queued unread, they hold
+# the share's 8 buffers (and the ring the one e1000 holds back), so nothing
+# more comes from the reserve; read, each counts as delivered once.
+test_reserve_bridge_veth_delivered()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "bridge and veth"; return; }
+	quiet_root_ipv6 on
+	ip netns add inner
+	# No STP and no forwarding delay: a port forwards as soon as it is up.
+	ip -n peer link add br0 type bridge forward_delay 0
+	ip -n peer link add nr_veth0 type veth peer name nr_veth1 netns inner
+	ip -n peer addr flush dev eth0
+	ip -n peer link set eth0 master br0
+	ip -n peer link set nr_veth0 master br0
+	ip -n peer link set br0 up
+	ip -n peer link set nr_veth0 up
+	ip -n inner link set lo up
+	ip -n inner link set nr_veth1 address 52:54:00:12:00:33
+	ip -n inner addr add 192.0.2.3/24 dev nr_veth1
+	ip -n inner link set nr_veth1 up
+	ip neigh replace 192.0.2.3 lladdr 52:54:00:12:00:33 dev eth1 nud permanent
+	ip -n inner neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev nr_veth1 nud permanent
+	# One datagram out teaches the bridge on which port the veth's
+	# address is, so that the test's datagrams go there alone.
+	ip netns exec inner nr-xfer send udp 192.0.2.2 9 8
+	check_err $?
+	ip netns exec inner nr-memalloc recv 6000 8 40 mark 8 >/tmp/memalloc.out &
+	memalloc_pid=$!
+	sleep 1
+	forced_ring
+	wait_bridge_forwarding eth0
+	check_err $?
+	dropped0=$(stat dropped) delivered0=$(stat delivered) alloc0=$(stat alloc)
+	rx0=$(rx_packets eth0 peer)
+
+	nr-xfer send udp 192.0.2.3 6000 $((8 * 1400))
+	check_err $?
+	wait_rx_packets eth0 peer $((rx0 + 8))
+	sleep 0.5	# and nothing beyond
+	expect_eq "frames received by eth0" $(($(rx_packets eth0 peer) - rx0)) 8
+	set -- $(udp_queue inner 6000)
+	[ "${1:-0}" -gt $((8 * 1400)) ] || { echo "    receive queue behind the veth holds ${1:-nothing}"; ret=1; }
+	expect_eq "datagrams the socket dropped" "$2" 0
+	expect_eq "reserve buffers held: the 8 queued and the one held back" "$(stat held)" 9
+	expect_eq "reserve allocations while they wait" $(($(stat alloc) - alloc0)) 0
+	wait $memalloc_pid
+	expect_eq "received by the memalloc socket behind bridge and veth" \
+		"$(sed -n 's/^received //p' /tmp/memalloc.out)" 8
+	expect_eq "delivered counter" $(($(stat delivered) - delivered0)) 8
+	expect_eq "reserve-backed packets dropped" $(($(stat dropped) - dropped0)) 0
+
+	ip -n peer link set eth0 nomaster
+	ip -n peer link del br0
+	ip netns del inner
+	ip neigh del 192.0.2.3 dev eth1
+	quiet_root_ipv6 off
+	restore_pair
+	log_test "8 reserve-backed datagrams reach a memalloc socket behind a bridge and a veth in another namespace, held until read, each delivered once"
+}
+
 test_default_and_round_trip
 test_set_aside_only_with_memalloc_socket
 test_global_reserve_follows
@@ -607,6 +754,8 @@ test_reserve_path_small 9000
 test_reserve_lone_fragments
 test_delivered_after_filters
 test_reserve_echo
+test_reserve_forward_dropped
+test_reserve_bridge_veth_delivered
 test_debugfs_per_namespace
 test_tcp_stream_mixed_buffers
 test_full_size_packets_at_9000	# last: it raises the peak past 9

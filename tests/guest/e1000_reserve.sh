@@ -626,8 +626,8 @@ test_reserve_forward_dropped()
 	memalloc_hold
 	check_err $?
 	forced_ring
-	# Carrier first: until e1000's watchdog reports it, eth0's queue is
-	# the noop qdisc, which drops everything by itself.
+	# Carrier first: without it eth0's queue is the noop qdisc, which
+	# drops everything by itself.
 	wait_pair_carrier
 	check_err $?
 	# Out of eth0 again, back to eth1, where the root namespace (not a
@@ -713,6 +713,8 @@ test_reserve_bridge_veth_delivered()
 	memalloc_pid=$!
 	sleep 1
 	forced_ring
+	wait_pair_carrier
+	check_err $?
 	wait_bridge_forwarding eth0
 	check_err $?
 	dropped0=$(stat dropped) delivered0=$(stat delivered) alloc0=$(stat alloc)

@@ -62,16 +62,26 @@ setup_link_pair()
 	wait_pair_carrier
 }
 
-# wait_pair_carrier: wait (up to 5 s) for carrier on both ends of the pair.
+# wait_pair_carrier: wait (up to 10 s) until both ends of the pair have had
+# carrier for 1 s without a break.  Right after e1000's down and up, what
+# the stack shows can still be the state from before the down until the
+# link watch catches up (a bridge port went to forwarding at once, was
+# disabled 0.3 s later, and forwarded again only when e1000's watchdog
+# found the link 2 s after that); datagrams sent in that gap were dropped.
 wait_pair_carrier()
 {
-	for _ in 1 2 3 4 5 6 7 8 9 10; do
-		if ip -n peer link show eth0 | grep -q LOWER_UP && ip link show eth1 | grep -q LOWER_UP; then
-			return 0
+	local stable=0
+	for _ in $(seq 100); do
+		if [ "$(ip netns exec peer cat /sys/class/net/eth0/carrier 2>/dev/null)" = 1 ] &&
+		   [ "$(cat /sys/class/net/eth1/carrier 2>/dev/null)" = 1 ]; then
+			stable=$((stable + 1))
+			[ $stable -ge 10 ] && return 0
+		else
+			stable=0
 		fi
-		sleep 0.5
+		sleep 0.1
 	done
-	echo "    link did not come up"
+	echo "    link did not come up (and stay up for 1 s)"
 	return 1
 }
 

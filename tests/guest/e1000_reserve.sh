@@ -389,9 +389,7 @@ test_full_size_packets_at_9000()
 	# socket's queue (which dropped none) before it reads.
 	wait_rx_packets eth0 peer $((rx0 + 8))
 	expect_eq "frames received by the NIC" $(($(rx_packets eth0 peer) - rx0)) 8
-	set -- $(udp_queue peer 6000)
-	[ "${1:-0}" -gt $((8 * 8972)) ] || { echo "    receive queue holds ${1:-nothing}"; ret=1; }
-	expect_eq "datagrams the socket dropped" "$2" 0
+	expect_udp_queued peer 6000 $((8 * 8972))
 	expect_eq "reserve buffers held: theirs and the one held back" "$(stat held)" 25
 	# Queued, they keep their charge: nothing more came from the reserve.
 	expect_eq "reserve allocations while they wait" $(($(stat alloc) - alloc0)) 0
@@ -403,6 +401,21 @@ test_full_size_packets_at_9000()
 	restore_pair
 	log_test "MTU 9000: a share of 8 packets takes 8 full-size frames (24 pages) at once for a memalloc socket"
 }
+
+# mib NS FILE TABLE NAME: counter NAME of table TABLE (Ip, TcpExt, ...) in
+# FILE (/proc/net/snmp or /proc/net/netstat), in namespace NS ("" for the
+# root namespace), found by the name in the table's header line.
+mib()
+{
+	${1:+ip netns exec "$1"} awk -v t="$3:" -v k="$4" '$1 == t {
+		if (!n++) { for (i = 2; i <= NF; i++) col[$i] = i } else print $col[k] }' "$2"
+}
+
+# tcpext NS NAME: a TcpExt counter of /proc/net/netstat.
+tcpext() { mib "$1" /proc/net/netstat TcpExt "$2"; }
+
+# ipstat NS NAME: an Ip counter of /proc/net/snmp.
+ipstat() { mib "$1" /proc/net/snmp Ip "$2"; }
 
 # Lone first fragments in reserve buffers must not wait in the reassembly
 # queue (ipfrag_time, 30 s) holding the device's share: COUNT of them, then
@@ -418,14 +431,14 @@ test_reserve_lone_fragments()
 	sleep 1
 	forced_ring
 	dropped0=$(stat dropped) delivered0=$(stat delivered)
-	frag_fails0=$(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $17 }' /proc/net/snmp)
+	frag_fails0=$(ipstat peer ReasmFails)
 
 	nr-flood --frags 192.0.2.1 50 >/dev/null
 	check_err $?
 	wait_counter eth0 dropped $((dropped0 + 50))
 	expect_eq "lone fragments dropped" $(($(stat dropped) - dropped0)) 50
 	expect_eq "reassembly failures (ReasmFails)" \
-		$(($(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $17 }' /proc/net/snmp) - frag_fails0)) 50
+		$(($(ipstat peer ReasmFails) - frag_fails0)) 50
 	send_udp 6000 20
 	wait $memalloc_pid
 	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 20
@@ -435,14 +448,6 @@ test_reserve_lone_fragments()
 	ip -n peer link set dev eth0 rx_reserve 50
 	teardown_link_pair
 	log_test "50 lone first fragments in reserve buffers are dropped at once; a memalloc socket then receives 20 of 20"
-}
-
-# tcpext NS NAME: a TcpExt counter of /proc/net/netstat in namespace NS
-# ("" for the root namespace).
-tcpext()
-{
-	${1:+ip netns exec "$1"} awk -v k="$2" '/^TcpExt:/ {
-		if (!n++) { for (i = 2; i <= NF; i++) col[$i] = i } else print $col[k] }' /proc/net/netstat
 }
 
 # GRO and the reserve: a TCP stream to a memalloc socket whose segments
@@ -642,7 +647,7 @@ test_reserve_forward_dropped()
 	dropped0=$(stat dropped) delivered0=$(stat delivered)
 	rx0=$(rx_packets eth0 peer) back0=$(rx_packets eth1)
 	txdrop0=$(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_dropped)
-	fwd0=$(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $7 }' /proc/net/snmp)
+	fwd0=$(ipstat peer ForwDatagrams)
 
 	nr-xfer send udp 198.51.100.9 6000 $((10 * 1400))
 	check_err $?
@@ -651,7 +656,7 @@ test_reserve_forward_dropped()
 	sleep 0.5	# and nothing beyond
 	expect_eq "frames received by eth0" $(($(rx_packets eth0 peer) - rx0)) 10
 	expect_eq "datagrams forwarded (ForwDatagrams)" \
-		$(($(ip netns exec peer awk '/^Ip:/ && ++n == 2 { print $7 }' /proc/net/snmp) - fwd0)) 10
+		$(($(ipstat peer ForwDatagrams) - fwd0)) 10
 	expect_eq "reserve-backed packets dropped" $(($(stat dropped) - dropped0)) 10
 	expect_eq "eth0 tx_dropped" \
 		$(($(ip netns exec peer cat /sys/class/net/eth0/statistics/tx_dropped) - txdrop0)) 10
@@ -725,9 +730,7 @@ test_reserve_bridge_veth_delivered()
 	wait_rx_packets eth0 peer $((rx0 + 8))
 	sleep 0.5	# and nothing beyond
 	expect_eq "frames received by eth0" $(($(rx_packets eth0 peer) - rx0)) 8
-	set -- $(udp_queue inner 6000)
-	[ "${1:-0}" -gt $((8 * 1400)) ] || { echo "    receive queue behind the veth holds ${1:-nothing}"; ret=1; }
-	expect_eq "datagrams the socket dropped" "$2" 0
+	expect_udp_queued inner 6000 $((8 * 1400))
 	expect_eq "reserve buffers held: the 8 queued and the one held back" "$(stat held)" 9
 	expect_eq "reserve allocations while they wait" $(($(stat alloc) - alloc0)) 0
 	wait $memalloc_pid

@@ -198,6 +198,16 @@ udp_queue()
 	[ -n "$1" ] && echo "$((0x$1)) $2"
 }
 
+# expect_udp_queued NS PORT MORE_THAN: the UDP socket bound to PORT in
+# namespace NS holds more than MORE_THAN bytes in its receive queue and has
+# dropped no datagram.
+expect_udp_queued()
+{
+	set -- "$1" "$2" "$3" $(udp_queue "$1" "$2")
+	[ "${4:-0}" -gt "$3" ] || { echo "    receive queue in $1 holds ${4:-nothing}"; ret=1; }
+	expect_eq "datagrams the socket dropped" "$5" 0
+}
+
 # wait_rx_packets DEV NS WANT: wait until DEV in NS has received WANT
 # packets in all.
 wait_rx_packets() { wait_ge "$3" rx_packets "$1" "$2"; }

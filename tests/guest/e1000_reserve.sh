@@ -300,7 +300,8 @@ test_reserve_path()
 	memalloc_pid=$!
 	ip netns exec peer nr-xfer recv udp 6001 28000 8 >/tmp/plain.out &
 	plain_pid=$!
-	sleep 1
+	wait_bound peer udp 6000 && wait_bound peer udp 6001
+	check_err $?
 
 	forced_ring
 	dropped0=$(stat dropped) delivered0=$(stat delivered) refused0=$(stat refused)
@@ -351,7 +352,8 @@ test_reserve_path_small()
 
 	ip netns exec peer nr-memalloc recv 6000 $count 15 mark >/tmp/memalloc.out &
 	memalloc_pid=$!
-	sleep 1
+	wait_bound peer udp 6000
+	check_err $?
 	forced_ring $bufs
 	expect_eq "reserve buffers in the ring" "$(stat held)" $bufs
 	delivered0=$(stat delivered)
@@ -376,10 +378,11 @@ test_full_size_packets_at_9000()
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "full-size packets at 9000"; return; }
 	ip -n peer link set dev eth0 mtu 9000 || ret=1
 	ip link set dev eth1 mtu 9000 || ret=1
-	# Reads only after 15 s: everything that arrives first waits queued.
-	ip netns exec peer nr-memalloc recv 6000 8 40 mark 15 >/tmp/memalloc.out &
+	# Reads only when told: everything that arrives first waits queued.
+	ip netns exec peer nr-memalloc recv 6000 8 40 mark 120 >/tmp/memalloc.out &
 	memalloc_pid=$!
-	sleep 1
+	wait_bound peer udp 6000
+	check_err $?
 	forced_ring 25
 	delivered0=$(stat delivered) alloc0=$(stat alloc) rx0=$(rx_packets eth0 peer)
 
@@ -393,6 +396,7 @@ test_full_size_packets_at_9000()
 	expect_eq "reserve buffers held: theirs and the one held back" "$(stat held)" 25
 	# Queued, they keep their charge: nothing more came from the reserve.
 	expect_eq "reserve allocations while they wait" $(($(stat alloc) - alloc0)) 0
+	read_now $memalloc_pid
 	wait $memalloc_pid
 	expect_eq "received by the memalloc socket" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 8
 	# Counted as delivered when their memory is freed, after the read.
@@ -428,7 +432,8 @@ test_reserve_lone_fragments()
 	# Waits out the fragments: their 30 s in a queue would time it out.
 	ip netns exec peer nr-memalloc recv 6000 20 60 mark >/tmp/memalloc.out &
 	memalloc_pid=$!
-	sleep 1
+	wait_bound peer udp 6000
+	check_err $?
 	forced_ring
 	dropped0=$(stat dropped) delivered0=$(stat delivered)
 	frag_fails0=$(ipstat peer ReasmFails)
@@ -494,7 +499,8 @@ test_tcp_stream_mixed_buffers()
 		wait_pair_carrier
 		ip netns exec peer nr-xfer recv tcp 6003 $bytes 120 mark 65536 >/tmp/tcp.out &
 		recv_pid=$!
-		sleep 1
+		wait_bound peer tcp 6003
+		check_err $?
 		ofo0=$(tcpext peer TCPOFOQueue) pfdrop0=$(tcpext peer PFMemallocDrop)
 		lost0=$(($(tcpext "" TCPFastRetrans) + $(tcpext "" TCPTimeouts)))
 		alloc0=$(stat alloc) delivered0=$(stat delivered) refused0=$(stat refused)
@@ -558,7 +564,8 @@ test_delivered_after_filters()
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "delivered after filters"; return; }
 	ip netns exec peer nr-memalloc recv 6004 10 15 mark-filtered >/tmp/filtered.out &
 	filtered_pid=$!
-	sleep 1
+	wait_bound peer udp 6004
+	check_err $?
 	forced_ring
 	dropped0=$(stat dropped) delivered0=$(stat delivered)
 	# Two bursts of 5: the ring has 8 reserve buffers within the NIC's
@@ -714,9 +721,10 @@ test_reserve_bridge_veth_delivered()
 	# address is, so that the test's datagrams go there alone.
 	ip netns exec inner nr-xfer send udp 192.0.2.2 9 8
 	check_err $?
-	ip netns exec inner nr-memalloc recv 6000 8 40 mark 8 >/tmp/memalloc.out &
+	ip netns exec inner nr-memalloc recv 6000 8 40 mark 120 >/tmp/memalloc.out &
 	memalloc_pid=$!
-	sleep 1
+	wait_bound inner udp 6000
+	check_err $?
 	forced_ring
 	wait_pair_carrier
 	check_err $?
@@ -733,6 +741,7 @@ test_reserve_bridge_veth_delivered()
 	expect_udp_queued inner 6000 $((8 * 1400))
 	expect_eq "reserve buffers held: the 8 queued and the one held back" "$(stat held)" 9
 	expect_eq "reserve allocations while they wait" $(($(stat alloc) - alloc0)) 0
+	read_now $memalloc_pid
 	wait $memalloc_pid
 	expect_eq "received by the memalloc socket behind bridge and veth" \
 		"$(sed -n 's/^received //p' /tmp/memalloc.out)" 8

@@ -18,11 +18,11 @@ ip neigh replace 192.0.2.1 lladdr 52:54:00:12:00:01 dev eth1 nud permanent
 ip -n peer neigh replace 192.0.2.2 lladdr 52:54:00:12:00:02 dev eth0 nud permanent
 ip -n peer link set dev eth0 rx_reserve 8
 
-# The receiver lets 5 datagrams queue for 15 seconds before it reads them
-# (the checks before the removal take several seconds on a debug kernel).
-ip netns exec peer nr-memalloc recv 6000 5 30 mark 15 >/tmp/memalloc.out &
+# The receiver lets 5 datagrams queue until it is told to read them.
+ip netns exec peer nr-memalloc recv 6000 5 30 mark 120 >/tmp/memalloc.out &
 receiver=$!
-sleep 1
+wait_bound peer udp 6000
+check_err $?
 echo 1 >$(rx_dbg eth0)/force
 ip -n peer link set dev eth0 down
 ip -n peer link set dev eth0 up
@@ -48,6 +48,7 @@ check_err $?
 [ ! -e "$dbg" ]
 check_err $?
 expect_eq "memalloc_reserve_kbytes after the removal" "$(cat /proc/sys/vm/memalloc_reserve_kbytes)" "$others"
+read_now $receiver
 wait $receiver
 expect_eq "read after the device was gone" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 5
 log_test "PCI removal with reserve buffers in the ring and in flight"

@@ -152,7 +152,8 @@ test_reserve_path()
 	memalloc_pid=$!
 	nr-xfer recv udp 6001 $((20 * dgram)) 10 >/tmp/plain.out &
 	plain_pid=$!
-	sleep 1
+	wait_bound "" udp 6000 && wait_bound "" udp 6001
+	check_err $?
 
 	# Every normal RX allocation of eth1 fails from now on.  virtio-net
 	# keeps its posted buffers across down/up, so refill the ring by
@@ -160,7 +161,7 @@ test_reserve_path()
 	echo 1 >$(rx_dbg eth1)/force
 	ethtool -G eth1 rx 16
 	check_err $?
-	sleep 2
+	wait_counter eth1 held 8
 	expect_eq "held after refilling a ring of 16 with a share of 8" "$(stat held)" 8
 	alloc0=$(stat alloc) dropped0=$(stat dropped) delivered0=$(stat delivered) refused0=$(stat refused)
 	[ "$alloc0" -ge 1 ] || { echo "    the ring was not refilled from the reserve"; ret=1; }
@@ -234,10 +235,11 @@ test_xdp_reserve_path()
 
 test_one_nic_without_share()
 {
-	# A memalloc socket exists, so both NICs would use the reserve.
-	nr-memalloc recv 6010 1 6 mark >/dev/null &
-	holder=$!
-	sleep 0.5
+	# A memalloc socket exists, so both NICs would use the reserve.  (It
+	# used to be a receiver that gave up after 6 s, which on a debug
+	# kernel was before the checks: "kill: No such process" at the end.)
+	memalloc_hold 6010
+	check_err $?
 	ip link set dev eth0 rx_reserve 0
 	echo 1 >$(rx_dbg eth0)/force
 	echo 1 >$(rx_dbg eth1)/force
@@ -245,7 +247,8 @@ test_one_nic_without_share()
 	ip link set dev eth0 up
 	ip link set dev eth1 up
 	ethtool -G eth1 rx 64	# refill virtio-net's ring (see test_reserve_path)
-	sleep 1
+	wait_counter eth1 alloc $((virtio_alloc0 + 1))
+	sleep 0.5	# and e1000's refill, which must take nothing
 	expect_eq "eth0 pages with rx_reserve 0" "$(ip_json eth0 pages)" 0
 	[ "$(ip_json eth1 pages)" -gt 0 ] || { echo "    eth1 adds no pages"; ret=1; }
 	expect_eq "eth0 allocations from the reserve" $(($(stat alloc eth0) - e1000_alloc0)) 0
@@ -257,8 +260,8 @@ test_one_nic_without_share()
 	ip link set dev eth1 down
 	expect_eq "held after down and a resize" "$(stat held eth0) $(stat held)" "0 0"
 	ip link set dev eth0 rx_reserve 50
-	kill $holder
-	wait $holder 2>/dev/null
+	memalloc_release
+	check_err $?
 	log_test "rx_reserve 0 on e1000: it takes nothing from the reserve while virtio-net does"
 }
 
@@ -302,16 +305,18 @@ test_unregister()
 	pci=$(basename "$(dirname "$(readlink -f /sys/class/net/eth1/device)")")
 	quiet_link_pair || { ret=1; log_test "unregister"; return; }
 
-	# The receiver lets 5 datagrams queue for 15 seconds before it reads them
-	# (the checks before the removal take several seconds on a debug kernel).
-	nr-memalloc recv 6000 5 30 mark 15 >/tmp/memalloc.out &
+	# The receiver lets 5 datagrams queue until it is told to read them.
+	nr-memalloc recv 6000 5 30 mark 120 >/tmp/memalloc.out &
 	receiver=$!
-	sleep 1
+	wait_bound "" udp 6000
+	check_err $?
 	echo 1 >$(rx_dbg eth1)/force
 	ethtool -G eth1 rx 16	# refill the ring from the reserve
-	sleep 2
+	wait_counter eth1 held 8
+	rx0=$(rx_packets eth1)
 	send_udp 6000 5
-	sleep 1
+	wait_rx_packets eth1 "" $((rx0 + 5))
+	sleep 0.5	# for the refill attempt that must find nothing
 	# 5 buffers in the socket's queue, 3 still posted, none to refill with.
 	expect_eq "held before the removal" "$(stat held)" 8
 	others=$(( $(reserve_kb) - $(stat pages) * 4 ))
@@ -322,6 +327,7 @@ test_unregister()
 	[ ! -e "$dbg" ]
 	check_err $?
 	expect_eq "memalloc_reserve_kbytes after the removal" "$(reserve_kb)" "$others"
+	read_now $receiver
 	wait $receiver
 	expect_eq "read after the device was gone" "$(sed -n 's/^received //p' /tmp/memalloc.out)" 5
 	log_test "PCI removal of virtio-net ($mode) with reserve buffers in the ring and in flight"

@@ -8,7 +8,11 @@
  *   nr-memalloc recv PORT COUNT TIMEOUT_S [mark|mark-filtered [DELAY_S]]
  *                           receive up to COUNT UDP datagrams on PORT (IPv6
  *                           socket, IPv4 too), optionally marked SO_MEMALLOC,
- *                           and after DELAY_S seconds of letting them queue;
+ *                           letting them queue unread first until SIGUSR1
+ *                           comes or DELAY_S seconds pass (a test signals
+ *                           once it has looked at the queue: a fixed delay
+ *                           ran out before the traffic on a slow debug
+ *                           kernel);
  *                           prints "received N"; "mark-filtered" also
  *                           attaches a socket filter that drops every
  *                           datagram (SO_ATTACH_FILTER, classic BPF)
@@ -19,6 +23,7 @@
 #include <errno.h>
 #include <linux/filter.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +136,17 @@ static int do_check_eperm(void)
 	return failed;
 }
 
+/* SIGUSR1 is blocked from the start, so one sent early is not lost. */
+static void wait_for_sigusr1(int seconds)
+{
+	struct timespec timeout = { .tv_sec = seconds };
+	sigset_t usr1;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigtimedwait(&usr1, NULL, &timeout);
+}
+
 static int do_recv(int port, int count, int timeout, int mark, int filtered,
 		   int delay)
 {
@@ -159,7 +175,8 @@ static int do_recv(int port, int count, int timeout, int mark, int filtered,
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	printf("listening\n");
 	fflush(stdout);
-	sleep(delay);
+	if (delay)
+		wait_for_sigusr1(delay);
 	while (n < count && recv(fd, buf, sizeof(buf), 0) > 0)
 		n++;
 	printf("received %d\n", n);
@@ -169,6 +186,11 @@ static int do_recv(int port, int count, int timeout, int mark, int filtered,
 
 int main(int argc, char **argv)
 {
+	sigset_t usr1;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &usr1, NULL);
 	if (argc == 2 && !strcmp(argv[1], "check"))
 		return do_check();
 	if (argc == 2 && !strcmp(argv[1], "check-eperm"))

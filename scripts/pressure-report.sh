@@ -23,8 +23,8 @@ report=$out/report.md
 	echo
 	echo "## Summary"
 	echo
-	echo "| link | kernel | flood | runs | completed | stalled | other | stalls began at (s) | median time (s) | min-max (s) | time / unflooded | median offered (pkt/s) | median received (pkt/s) | swap out (MiB, median) | reserve peak (max) | reserve allocs (median) | dropped (median) | delivered (median) |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	echo "| link | kernel | flood | runs | completed | stalled | other | stalls began at (s) | median time (s) | min-max (s) | time / unflooded | median offered (pkt/s) | median received (pkt/s) | swap out (MiB, median) | reserve peak (max) | reserve allocs (median) | dropped (median) | delivered (median) | CPU in interrupts (%, median) | CPU idle (%, median) |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 	awk -F'\t' '
 	# The median of a list of numbers (insertion sort: mawk has no asort).
 	function median(list,   a, n, i, j, x) {
@@ -63,6 +63,7 @@ report=$out/report.md
 		if ($20 != "") dr[k] = dr[k] " " $20
 		if ($21 != "") de[k] = de[k] " " $21
 		hasres[k] = hasres[k] || $15 != ""
+		if ($23 ~ /^[0-9]+$/) { irq[k] = irq[k] " " $23; idle[k] = idle[k] " " $24 }
 	}
 	END {
 		for (i = 1; i <= nk; i++) {
@@ -71,22 +72,24 @@ report=$out/report.md
 			mt = median(t[k])
 			ref = median(t[f[1] SUBSEP f[2] SUBSEP "off"])
 			ratio = (f[3] == "on" && mt != "" && ref != "" && ref > 0) ? sprintf("%.2f", mt / ref) : ""
-			printf "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			printf "| %s | %s | %s | %d | %d | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				f[1], f[2], f[3], runs[k], done[k], stalled[k], other[k], began[k], mt, range(t[k]), ratio,
 				median(off[k]), median(rx[k]), median(sw[k]),
-				hasres[k] ? peak[k] + 0 : "", median(al[k]), median(dr[k]), median(de[k])
+				hasres[k] ? peak[k] + 0 : "", median(al[k]), median(dr[k]), median(de[k]),
+				median(irq[k]), median(idle[k])
 		}
 	}' "$runs"
 	echo
 	echo "## Every run"
 	echo
-	echo "| link | kernel | flood | rep | outcome | time (s) | verified (MiB) | swap out / in (MiB) | offered (pkt/s) | received (pkt/s) | alloc-failure reports | console | rx_reserve | set aside (pages) | peak | allocs | refused | dropped | delivered |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17, $18, $19, $20, $21 }' "$runs"
+	echo "| link | kernel | flood | rep | outcome | time (s) | verified (MiB) | swap out / in (MiB) | offered (pkt/s) | received (pkt/s) | alloc-failure reports | console | rx_reserve | set aside (pages) | peak | allocs | refused | dropped | delivered | CPU in interrupts (%) | CPU idle (%) |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17, $18, $19, $20, $21, $23, $24 }' "$runs"
 	echo
 	echo "Empty reserve cells: stock has no reserve counters, and a run without a result has no final counters."
 	echo "received: the median of the client NIC's rx_packets per second over the run's samples."
+	echo "CPU: the client's CPU time (both vCPUs) from the first sample to the last, in hard and soft interrupts (where the flood's receive work runs) and idle or waiting for I/O."
 	echo "Consoles, samples and flood counts: NAME-{client,server}.log, NAME.tsv, NAME.flood beside this report."
 } >"$report"
 

@@ -105,7 +105,7 @@ field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 samples()
 {
 	grep -a '^nr-sample ' "$out/$1-client.log" | sed 's/\r$//' | awk -v nic="$2" '
-		BEGIN { print "t\tfree_pages\twmark_min\tswap_used_mib\tdone_mib\trx_packets\tpswpin\tpswpout\theld\tpeak\talloc\trefused\tdropped\tdelivered" }
+		BEGIN { print "t\tfree_pages\twmark_min\tswap_used_mib\tdone_mib\trx_packets\tpswpin\tpswpout\theld\tpeak\talloc\trefused\tdropped\tdelivered\tcpu_total\tcpu_idle\tcpu_iowait\tcpu_irq" }
 		{
 			delete v
 			for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
@@ -114,7 +114,7 @@ samples()
 			n = split("held peak alloc refused dropped delivered", c, " ")
 			for (i = 1; i <= n; i++)
 				printf "\t%d", v[nic "_" c[i]]
-			printf "\n"
+			printf "\t%d\t%d\t%d\t%d\n", v["cpu_total"], v["cpu_idle"], v["cpu_iowait"], v["cpu_irq"]
 		}'
 }
 
@@ -135,6 +135,16 @@ median_rx()
 {
 	awk -F'\t' 'NR > 2 && $1 > pt { print int(($6 - prx) / ($1 - pt)) } NR > 1 { pt = $1; prx = $6 }' "$1" |
 		sort -n | awk '{ r[++n] = $1 } END { print n ? r[int((n + 1) / 2)] : 0 }'
+}
+
+# cpu_share TSV: "IRQ% IDLE%": the share of the client's CPU time spent in
+# hard and soft interrupts (the flood's receive work, and the NBD link's)
+# and idle or waiting for I/O, from the first sample to the last.
+cpu_share()
+{
+	awk -F'\t' 'NR == 2 { t0 = $15; i0 = $16 + $17; q0 = $18 }
+		NR > 1 { t = $15; i = $16 + $17; q = $18 }
+		END { if (t > t0) printf "%d %d\n", 100 * (q - q0) / (t - t0), 100 * (i - i0) / (t - t0); else print "- -" }' "$1"
 }
 
 # outcome NAME RC TSV: one word, and a detail.
@@ -178,7 +188,7 @@ for k in $kernels; do
 done
 
 runs_tsv=$out/runs.tsv
-printf 'link\tkernel\tflood\trep\toutcome\tseconds\tverified_mib\tswapout_mib\tswapin_mib\toffered_pps\trx_pps\talloc_failure_reports\tconsole\tstall_since\trx_reserve\tpages\tpeak\talloc\trefused\tdropped\tdelivered\tname\n' >"$runs_tsv"
+printf 'link\tkernel\tflood\trep\toutcome\tseconds\tverified_mib\tswapout_mib\tswapin_mib\toffered_pps\trx_pps\talloc_failure_reports\tconsole\tstall_since\trx_reserve\tpages\tpeak\talloc\trefused\tdropped\tdelivered\tname\tirq_pct\tidle_pct\n' >"$runs_tsv"
 
 n=0 passed=0 failed=0
 for link in $links; do
@@ -232,14 +242,16 @@ for link in $links; do
 				case "$what" in stalled*) stall=$(echo "$what" | sed 's/^stalled since t=\([0-9]*\) s.*/\1/') ;; esac
 				verified=$(field "$result" verified)
 				verified=$(( ${verified:-0} / 1048576 ))
-				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+				read -r irq_pct idle_pct < <(cpu_share "$out/$name.tsv")
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 					"$(link_name "$link")" "$k" "$f" "$rep" "$what" "$(field "$result" seconds)" \
 					"$verified" "$swapout" "$swapin" "${offered:-0}" "$rx" \
 					"$(grep -ac 'page allocation failure' "$out/$name-client.log")" "$console" "$stall" \
 					"$(field "$info" reserve)" "$(field "$result" "${nic}_pages")" "$(field "$result" "${nic}_peak")" \
 					"$(field "$result" "${nic}_alloc")" "$(field "$result" "${nic}_refused")" \
-					"$(field "$result" "${nic}_dropped")" "$(field "$result" "${nic}_delivered")" "$name" >>"$runs_tsv"
-				echo "pressure: [$n/$total] $name: $what after $(($(date +%s) - start)) s; swap out/in $swapout/$swapin MiB; flood offered $offered/s, received $rx/s (median)"
+					"$(field "$result" "${nic}_dropped")" "$(field "$result" "${nic}_delivered")" "$name" \
+					"$irq_pct" "$idle_pct" >>"$runs_tsv"
+				echo "pressure: [$n/$total] $name: $what after $(($(date +%s) - start)) s; swap out/in $swapout/$swapin MiB; flood offered $offered/s, received $rx/s (median); client CPU in interrupts $irq_pct%, idle $idle_pct%"
 				if [ "$strict" = 1 ]; then
 					why=
 					[ "$what" = completed ] || why+=" outcome: $what;"

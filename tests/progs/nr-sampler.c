@@ -9,10 +9,13 @@
  *   nr-sample t=S free_pages=N wmark_min=N swap_used_kb=N pswpin=N
  *             pswpout=N rx_packets=N rx_missed=N phase=P done_mib=N
  *             eth0_rx=N eth1_rx=N eth0_held=N ... (every counter of
- *             every device's RX reserve)
+ *             every device's RX reserve) cpu_total=N cpu_idle=N
+ *             cpu_iowait=N cpu_irq=N
  *
  * rx_packets and rx_missed are NIC's (the flooded one); ethN_rx each
- * NIC's received packets.
+ * NIC's received packets.  The cpu_ fields are /proc/stat's ticks of all
+ * CPUs since boot (cpu_irq: hard and soft interrupts, where a flood's
+ * receive work runs): what the flood leaves to the workload.
  *
  * A shell loop forks a dozen processes a second, and a guest that is out
  * of memory cannot fork: its samples stop exactly when they matter.  This
@@ -147,6 +150,18 @@ static void reserve_stats(void)
 	}
 }
 
+static void cpu_ticks(void)
+{
+	unsigned long long user, nice, system, idle, iowait, irq, softirq, steal;
+
+	if (sscanf(slurp("/proc/stat"), "cpu %llu %llu %llu %llu %llu %llu %llu %llu",
+		   &user, &nice, &system, &idle, &iowait, &irq, &softirq, &steal) != 8)
+		return;
+	printf(" cpu_total=%llu cpu_idle=%llu cpu_iowait=%llu cpu_irq=%llu",
+	       user + nice + system + idle + iowait + irq + softirq + steal,
+	       idle, iowait, irq + softirq);
+}
+
 static void sysrq(char key)
 {
 	int fd = open("/proc/sysrq-trigger", O_WRONLY);
@@ -233,6 +248,7 @@ int main(int argc, char **argv)
 		       (long)(now.tv_sec - start.tv_sec), free_pages, min_watermark(),
 		       swap_total - swap_free, rd / 8, wr / 8, rx, missed, phase, done);
 		reserve_stats();
+		cpu_ticks();
 		printf("\n");
 		if (done + rd + wr != last_progress) {
 			last_progress = done + rd + wr;

@@ -189,11 +189,12 @@ rx_packets()
 }
 
 # udp_queue NS PORT: "BYTES DROPS" of the UDP socket bound to PORT in
-# namespace NS (an IPv6 socket, as nr-memalloc's): the memory its receive
-# queue holds and the datagrams it dropped.
+# namespace NS ("" for the root namespace; an IPv6 socket, as
+# nr-memalloc's): the memory its receive queue holds and the datagrams it
+# dropped.
 udp_queue()
 {
-	set -- $(ip netns exec "$1" cat /proc/net/udp6 |
+	set -- $(${1:+ip netns exec "$1"} cat /proc/net/udp6 |
 		awk -v p="$(printf ':%04X' "$2")" '$2 ~ p "$" { split($5, q, ":"); print q[2], $NF; exit }')
 	[ -n "$1" ] && echo "$((0x$1)) $2"
 }

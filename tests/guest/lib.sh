@@ -209,20 +209,21 @@ expect_udp_queued()
 	expect_eq "datagrams the socket dropped" "$5" 0
 }
 
-# wait_bound NS PROTO PORT: wait (up to 20 s) until a socket in namespace
-# NS ("" for the root namespace) is bound to PORT (PROTO udp or tcp, IPv4
-# or IPv6): a receiver started in the background is ready for traffic.
-# (A fixed "sleep 1" was the guess before; a debug kernel can be slower.)
+# sockets_on NS PROTO PORT: how many sockets in namespace NS ("" for the
+# root namespace) are bound to PORT (PROTO udp or tcp, IPv4 and IPv6).
+sockets_on()
+{
+	${1:+ip netns exec "$1"} cat "/proc/net/$2" "/proc/net/${2}6" 2>/dev/null |
+		awk -v p="$(printf ':%04X' "$3")" '$2 ~ p "$" { n++ } END { print n + 0 }'
+}
+
+# wait_bound NS PROTO PORT: wait (up to 20 s) until a socket in NS is bound
+# to PORT: a receiver started in the background is ready for traffic.  (A
+# fixed "sleep 1" was the guess before; a debug kernel can be slower.)
 wait_bound()
 {
-	for _ in $(seq 100); do
-		${1:+ip netns exec "$1"} cat "/proc/net/$2" "/proc/net/${2}6" 2>/dev/null |
-			awk -v p="$(printf ':%04X' "$3")" '$2 ~ p "$" { found = 1 } END { exit !found }' &&
-			return 0
-		sleep 0.2
-	done
-	echo "    nothing bound to $2 port $3 in ${1:-the root namespace}"
-	return 1
+	wait_ge 1 sockets_on "$@" ||
+		{ echo "    nothing bound to $2 port $3 in ${1:-the root namespace}"; return 1; }
 }
 
 # read_now PID: tell a receiver started as "nr-memalloc recv ... mark

@@ -136,14 +136,13 @@ static int do_check_eperm(void)
 	return failed;
 }
 
-/* SIGUSR1 is blocked from the start, so one sent early is not lost. */
+/* SIGUSR1, blocked from the start (main()), so one sent early is not lost. */
+static sigset_t usr1;
+
 static void wait_for_sigusr1(int seconds)
 {
 	struct timespec timeout = { .tv_sec = seconds };
-	sigset_t usr1;
 
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
 	sigtimedwait(&usr1, NULL, &timeout);
 }
 
@@ -186,8 +185,6 @@ static int do_recv(int port, int count, int timeout, int mark, int filtered,
 
 int main(int argc, char **argv)
 {
-	sigset_t usr1;
-
 	sigemptyset(&usr1);
 	sigaddset(&usr1, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &usr1, NULL);

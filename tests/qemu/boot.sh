@@ -19,6 +19,8 @@
 #     --timeout S       hard limit for the whole run (default 900)
 #     --log FILE        console log (default build/logs/<mode>.log)
 #     --append ARGS     extra kernel command line
+#     --icount          one vCPU, single-threaded TCG with "-icount shift=0,sleep=off":
+#                       the guest's clock counts its instructions (make bench)
 #
 # Environment: NETRESERVE_PORTS_FILE=FILE (pair) gets the loopback UDP ports
 # QEMU receives the client's eth0 and eth1 frames on; NETRESERVE_KVM=1 uses KVM instead of TCG; VERBOSE=1 shows the
@@ -36,7 +38,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 kernel=$top/build/kernel/arch/x86/boot/bzImage
 initrd=$top/build/initramfs.cpio
 server_initrd=
-mode=check script= tests= topology=single mem=512 server_mem=512 timeout=900 log= append=
+mode=check script= tests= topology=single mem=512 server_mem=512 timeout=900 log= append= icount=0
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -53,6 +55,7 @@ while [ $# -gt 0 ]; do
 	--append) append=$2; shift ;;
 	--server-mem) server_mem=$2; shift ;;
 	--virtio) virtio_opts=,$2; shift ;;
+	--icount) icount=1 ;;
 	*) echo "boot.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -75,8 +78,16 @@ run_dir=$(mktemp -d "$top/build/logs/run.XXXXXX")
 trap 'rm -rf "$run_dir"' EXIT
 
 accel=(-accel tcg,thread=multi -cpu max)
+smp=2
 if [ "${NETRESERVE_KVM:-0}" = 1 ]; then
 	accel=(-accel kvm -cpu host)
+fi
+# icount needs single-threaded TCG; with one vCPU every guest nanosecond is
+# one instruction of that vCPU.  sleep=off: an idle guest's clock jumps to
+# its next timer instead of waiting for the host's.
+if [ "$icount" = 1 ]; then
+	accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max)
+	smp=1
 fi
 
 # NETRESERVE_MONITOR_DIR=DIR: each guest's QEMU monitor listens on
@@ -117,7 +128,7 @@ qemu_args()
 	local name=$1 gmem=$2 role=$3 rd=$initrd
 	shift 3
 	[ "$role" = server ] && rd=$server_initrd
-	echo qemu-system-x86_64 "${accel[@]}" -machine q35 -smp 2 -m "$gmem" \
+	echo qemu-system-x86_64 "${accel[@]}" -machine q35 -smp "$smp" -m "$gmem" \
 		-nodefaults -nographic -no-reboot -display none \
 		-kernel "$kernel" -initrd "$rd" \
 		-append "'$cmdline nrrole=$role'" \
@@ -141,7 +152,7 @@ script_cfg=()
 
 if [ "$mode" = shell ]; then
 	# Interactive: the console is this terminal; no timeout.
-	exec qemu-system-x86_64 "${accel[@]}" -machine q35 -smp 2 -m "$mem" \
+	exec qemu-system-x86_64 "${accel[@]}" -machine q35 -smp "$smp" -m "$mem" \
 		-nodefaults -nographic -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "$cmdline nrrole=guest" \
@@ -154,6 +165,11 @@ guests=()
 case "$topology" in
 single)
 	read -r pa pb < <(free_udp_ports 2)
+	# Where QEMU takes frames for eth0 (e1000) and eth1 (virtio-net): make
+	# bench's host-side sender sends there (127.0.0.1 only).
+	if [ -n "${NETRESERVE_PORTS_FILE:-}" ]; then
+		printf 'guest_eth0=%s\nguest_eth1=%s\n' "$pa" "$pb" >"$NETRESERVE_PORTS_FILE"
+	fi
 	start_guest guest "$(qemu_args guest "$mem" guest \
 		-device e1000,romfile=,netdev=n0,mac=52:54:00:12:00:01 \
 		-netdev socket,id=n0,udp=127.0.0.1:$pb,localaddr=127.0.0.1:$pa \
@@ -195,11 +211,14 @@ for g in "${guests[@]}"; do
 	if [ "${VERBOSE:-0}" = 1 ]; then
 		tail -n +1 -F --pid="$(cat "$run_dir/$g.pid")" "$run_dir/$g.console" 2>/dev/null | sed -u -e 's/\r$//' -e "s/^/$prefix/" &
 	else
-		# Only what /init and the tests print: not the firmware, not the kernel.
+		# Only what /init and the tests print: not the firmware, not the
+		# kernel.  sed -u, not awk: Debian's awk (mawk) reads a pipe in
+		# blocks, so a line the host must act on (make pressure's
+		# "nr-flood-go", make bench's "nr-icount-ready") would wait for
+		# kilobytes more console output, or for the guest's end.
 		tail -n +1 -F --pid="$(cat "$run_dir/$g.pid")" "$run_dir/$g.console" 2>/dev/null \
-			| awk -v p="$prefix" '/Run \/init as init process/ { on = 1; next }
-				{ sub(/\r$/, "") }
-				on && !/^\[ *[0-9]+\.[0-9]+\] / { print p $0; fflush() }' &
+			| sed -u -n -e '1,/Run \/init as init process/d' -e 's/\r$//' \
+				-e '/^\[ *[0-9]\+\.[0-9]\+\] /d' -e "s/^/$prefix/p" &
 	fi
 done
 

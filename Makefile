@@ -19,12 +19,12 @@ BOOT := tests/qemu/boot.sh
 DEB_PACKAGES := linux-source-6.1 qemu-system-x86 busybox-static iproute2 ethtool \
 	gcc make flex bison bc libelf-dev libssl-dev cpio ccache libmnl-dev \
 	pkg-config python3 git rsync kmod dwarves xz-utils dpkg-dev patch \
-	cppcheck clang-tidy nbd-server gnuplot-nox
+	cppcheck clang-tidy nbd-server nbd-client gnuplot-nox
 
 GUEST_PROGS := $(patsubst tests/progs/%.c,$(GUEST_BIN)/%,$(wildcard tests/progs/*.c))
 PREFIX ?= /usr/local
 
-.PHONY: help deps tree export kernel host-progs iproute2 netreserve tool-check install stock-kernel debug-kernel initramfs guest-progs \
+.PHONY: help deps tree export kernel host-progs iproute2 netreserve tool-check install stock-tree stock-kernel bench-kernels debug-kernel initramfs guest-progs \
 	check check-debug check-series guest-check harness-selftest pressure bench soak run guest-run shell clean distclean
 
 help:
@@ -72,11 +72,20 @@ debug-kernel: tree
 	@scripts/build-kernel.sh $(KSRC) $(DEBUG_OUT) $(FRAGMENTS) tests/config/debug.config
 
 # Stock 6.1: a worktree of the pristine commit, same configuration.
-stock-kernel: tree
+stock-tree: tree
 	@if [ ! -d $(STOCK_SRC) ]; then \
 		echo "stock-kernel: checking out the pristine source in $(STOCK_SRC)"; \
 		git -C $(KSRC) worktree add -f --detach $(STOCK_SRC) pristine >/dev/null; fi
+
+stock-kernel: stock-tree
 	@ALLOW_UNKNOWN=1 scripts/build-kernel.sh $(STOCK_SRC) $(STOCK_OUT) $(FRAGMENTS)
+
+# make bench measures what users build: the feature on, its debug and test
+# hooks off, and stock 6.1 with the same fragments.
+BENCH_FRAGMENTS := tests/config/base.config tests/config/network.config tests/config/bench.config
+bench-kernels: tree stock-tree
+	@scripts/build-kernel.sh $(KSRC) $(BUILD)/kernel-bench $(BENCH_FRAGMENTS)
+	@ALLOW_UNKNOWN=1 scripts/build-kernel.sh $(STOCK_SRC) $(BUILD)/kernel-stock-bench $(BENCH_FRAGMENTS)
 
 $(GUEST_BIN)/%: tests/progs/%.c
 	@mkdir -p $(GUEST_BIN)
@@ -112,6 +121,7 @@ iproute2: deps
 initramfs: tree guest-progs iproute2 netreserve
 	@scripts/initramfs.sh $(INITRAMFS)
 	@scripts/initramfs.sh $(SERVER_INITRAMFS) --server
+	@scripts/initramfs.sh $(BUILD)/initramfs-nbd-client.cpio --nbd-client
 
 guest-check: kernel initramfs
 	@$(BOOT) --mode check --log $(BUILD)/logs/check.log
@@ -179,8 +189,9 @@ DURATION ?= 600
 soak: kernel initramfs host-progs
 	@scripts/soak.sh $(DURATION)
 
-# Not part of check: BENCH_REPS (5) x 2 boots of about a minute.
-bench: kernel stock-kernel initramfs
+# Not part of check: 2 x BENCH_REPS (5) boots under icount and as many
+# for the throughput table, each about a minute.
+bench: bench-kernels initramfs host-progs
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES=gnuplot-nox
 	@scripts/bench.sh
 

@@ -90,6 +90,8 @@ if [ "$icount" = 1 ]; then
 	smp=1
 fi
 
+# NETRESERVE_PLUGIN=SO,ARGS: a TCG plugin for the guest(s) (-plugin; make
+# bench's instruction profile, scripts/insn-profile.sh).
 # NETRESERVE_MONITOR_DIR=DIR: each guest's QEMU monitor listens on
 # DIR/NAME.mon (debugging: "info virtio-queue-status" on a stalled guest).
 # NETRESERVE_PCAP_DIR=DIR: QEMU writes the first 128 bytes of every frame
@@ -134,6 +136,7 @@ qemu_args()
 		-append "'$cmdline nrrole=$role'" \
 		-serial "file:$run_dir/$name.console" -serial "file:$run_dir/$name.result" \
 		${NETRESERVE_MONITOR_DIR:+-monitor "unix:$NETRESERVE_MONITOR_DIR/$name.mon,server=on,wait=off"} \
+		${NETRESERVE_PLUGIN:+-plugin "$NETRESERVE_PLUGIN"} \
 		"$@" $(pcap_args "$name")
 }
 

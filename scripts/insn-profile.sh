@@ -21,7 +21,9 @@ gcc -shared -fPIC -O2 -Wall -Wextra -Werror -fvisibility=hidden \
 	-o "$plugin" "$top/tests/bench/nr-insn-profile.c" -lpthread || exit 1
 
 declare -A tree=([patched]=kernel-bench [stock]=kernel-stock-bench)
+# PROFILE_REUSE=1: no boots, the report again from the last profiles.
 for k in patched stock; do
+	[ "${PROFILE_REUSE:-0}" = 1 ] && break
 	echo "insn-profile: $k kernel, $nic, $len bytes"
 	rm -f "$out/$k.prof".* "$out/$k.tsv"
 	# Snapshots when nr-icount enters sync(2), before and after its window.
@@ -47,15 +49,18 @@ def fold(kernel):
     starts = [a for a, _ in syms]
     per_fn, entry = {}, {a: n for a, n in syms}
     packets = 0
-    before = {}
-    for line in open(f"{out}/{kernel}.prof.0"):
-        vaddr, execs, insns = line.split()
-        before[int(vaddr, 16)] = (int(execs), int(insns))
-    for line in open(f"{out}/{kernel}.prof.1"):
-        vaddr, execs, insns = line.split()
-        vaddr = int(vaddr, 16)
+    # A block translated again has a line of its own: sum per address.
+    def load(path):
+        counts = {}
+        for line in open(path):
+            vaddr, execs, insns = line.split()
+            e, i = counts.get(int(vaddr, 16), (0, 0))
+            counts[int(vaddr, 16)] = (e + int(execs), i + int(insns))
+        return counts
+    before = load(f"{out}/{kernel}.prof.0")
+    for vaddr, (execs, insns) in load(f"{out}/{kernel}.prof.1").items():
         e0, i0 = before.get(vaddr, (0, 0))
-        execs, insns = int(execs) - e0, int(insns) - i0
+        execs, insns = execs - e0, insns - i0
         if vaddr < 0xffffffff80000000:
             name = "(user space)"
         else:

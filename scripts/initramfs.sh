@@ -1,9 +1,13 @@
 #!/bin/bash
-# initramfs.sh OUT [--server]: the guest's initramfs, written reproducibly
-# with the kernel's gen_init_cpio (sorted list, fixed timestamps).  With
-# --server it also holds Debian's nbd-server and its libraries, for the
-# server guest of the pressure test only (the client's RAM is what the
-# test squeezes: it does not carry them).
+# initramfs.sh OUT [--server|--nbd-client]: the guest's initramfs, written
+# reproducibly with the kernel's gen_init_cpio (sorted list, fixed
+# timestamps).  With --server it also holds Debian's nbd-server and its
+# libraries, for the server guest of the pressure test only (the client's
+# RAM is what the test squeezes: it does not carry them).  With
+# --nbd-client it holds Debian's nbd-client and its libraries, for the
+# pressure runs with PRESSURE_CLIENT=nbd-client; /etc/nbd-client.files
+# lists what only nbd-client needs, which the client deletes once the
+# device is connected.
 #
 # Holds busybox-static, ethtool and ip with their libraries, the project's
 # guest programs and netreserve from build/guest-bin/, /init and the tests.
@@ -95,6 +99,17 @@ if [ -d "$top/build/guest-bin" ]; then
 		[ "${f##*/}" = ip ] && continue
 		add_binary "/usr/local/bin/${f##*/}" "$f"
 	done
+fi
+
+if [ "$server" = --nbd-client ]; then
+	[ -x /usr/sbin/nbd-client ] || { echo "initramfs: /usr/sbin/nbd-client is missing (make deps)" >&2; exit 1; }
+	before=$(mktemp)
+	awk '$1 == "file" { print $2 }' "$list" | sort >"$before"
+	add_binary /usr/sbin/nbd-client /usr/sbin/nbd-client
+	awk '$1 == "file" { print $2 }' "$list" | sort -u | comm -13 "$before" - >"$top/build/nbd-client.files"
+	rm -f "$before"
+	touch -d @946684800 "$top/build/nbd-client.files"
+	add_file /etc/nbd-client.files "$top/build/nbd-client.files" 0644
 fi
 
 if [ "$server" = --server ]; then

@@ -74,6 +74,21 @@ deadline=${PRESSURE_DEADLINE:-600}
 force=
 [ "${PRESSURE_FORCE:-0}" = 1 ] && force=nr_force=1
 strict=${PRESSURE_STRICT:-0}
+# PRESSURE_CLIENT: who attaches the client's NBD device: nr-nbd (the
+# project's, ioctls), nbd-client (Debian's, netlink mode; its initramfs
+# carries it), relay or relay-nomark (a user-space client, nr-nbd relay,
+# that forwards the kernel's NBD traffic over a TCP socket it marks
+# SO_MEMALLOC itself, or leaves unmarked).  Runs with another client than
+# nr-nbd are named ...-CLIENT-....
+client=${PRESSURE_CLIENT:-nr-nbd}
+client_args=() client_tag=-$client
+case "$client" in
+nr-nbd) client_tag= ;;
+nbd-client)
+	client_args=(--initrd "$top/build/initramfs-nbd-client.cpio" --server-initrd "$top/build/initramfs-server.cpio") ;;
+relay | relay-nomark) ;;
+*) echo "pressure: unknown PRESSURE_CLIENT $client (nr-nbd, nbd-client, relay, relay-nomark)" >&2; exit 2 ;;
+esac
 mkdir -p "$out"
 # Memory runs out on purpose: GFP_ATOMIC failure reports are expected and
 # counted in the table; any other kernel report is a problem.
@@ -206,7 +221,7 @@ for link in $links; do
 			[ "$f" = off ] && count=1
 			for rep in $(seq "$count"); do
 				n=$((n + 1))
-				name=$(link_name "$link")$([ "$flood_nic" != "$nic" ] && echo "-flood-$flood_nic")-$k-flood$f-$rep
+				name=$(link_name "$link")$([ "$flood_nic" != "$nic" ] && echo "-flood-$flood_nic")$client_tag-$k-flood$f-$rep
 				reserve=default flood_rate=$rate
 				[ "$k" = patched-rx0 ] && reserve=0
 				[ "$f" = off ] && flood_rate=0
@@ -216,7 +231,8 @@ for link in $links; do
 				FLOOD_NET=$flood_net "$top/scripts/flooded-pair.sh" "$flood_nic" "$mtu" "$flood_rate" "$out/$name.flood" -- \
 					--mode script --script "$top/tests/pressure/pressure.sh" --kernel "$(kernel_image "$k")" \
 					--mem "$mem" --server-mem 1024 --timeout "$deadline" --log "$out/$name.log" $virtio \
-					--append "nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) nr_flood=$([ "$f" = on ] && echo 1 || echo 0) nr_flood_nic=$flood_nic $min_free $force" \
+					"${client_args[@]}" \
+					--append "nr_client=$client nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) nr_flood=$([ "$f" = on ] && echo 1 || echo 0) nr_flood_nic=$flood_nic $min_free $force" \
 					>"$out/$name.out" 2>&1
 				rc=$?
 				samples "$name" "$nic" >"$out/$name.tsv"

@@ -29,6 +29,14 @@
 #   nr_force=1          every normal RX allocation of the NBD NIC fails
 #                       (the debugfs test hook) once swap is on: the worst
 #                       case, all of NBD's replies through the reserve
+#   nr_client=nr-nbd|nbd-client|relay|relay-nomark  who attaches
+#                       /dev/nbd0: the project's nr-nbd (ioctls), Debian's
+#                       nbd-client in its default netlink mode (needs the
+#                       nbd-client initramfs, scripts/pressure.sh
+#                       PRESSURE_CLIENT=nbd-client), or a user-space client
+#                       (nr-nbd relay: the kernel talks to it over a Unix
+#                       socketpair, it forwards over TCP from a socket it
+#                       marks SO_MEMALLOC itself, or not with relay-nomark)
 #   nr_soak=SECONDS     soak (make soak): run the workload again and again for
 #                       SECONDS while link flaps and rx_reserve and MTU
 #                       changes hit the client's NICs at random; ends with
@@ -47,6 +55,7 @@ flood=$(boot_arg nr_flood 1)
 min_free=$(boot_arg nr_min_free_kb)
 soak=$(boot_arg nr_soak 0)
 force=$(boot_arg nr_force 0)
+client_prog=$(boot_arg nr_client nr-nbd)
 server=10.99.0.1 client=10.99.0.2
 port=10809
 
@@ -119,16 +128,37 @@ fi
 nr-memalloc recv 5001 1 1 nomark 100000 >/dev/null 2>&1 &
 idle=$!
 sleep 2	# let the server listen
+# attach: connect /dev/nbd0 to the server's "swap" export.  Either way the
+# kernel's NBD driver marks the socket SOCK_MEMALLOC (nbd_add_socket());
+# nothing else is needed.  Debian's nbd-client configures the device over
+# generic netlink and exits; its -swap option would only mlock a process
+# that netlink mode does not keep, so it is not given.
+attach()
+{
+	case "$client_prog" in
+	nr-nbd) nr-nbd attach /dev/nbd0 $server $port swap ;;
+	nbd-client) nbd-client -N swap $server $port /dev/nbd0 >/tmp/nbd-client.out 2>&1 ;;
+	relay) nr-nbd relay /dev/nbd0 $server $port swap mark ;;
+	relay-nomark) nr-nbd relay /dev/nbd0 $server $port swap nomark ;;
+	*) echo "pressure: unknown nr_client $client_prog" >&2; return 1 ;;
+	esac
+}
 for _ in $(seq 20); do
-	nr-nbd attach /dev/nbd0 $server $port swap && break
+	attach && break
 	sleep 1	# nbd-server may not listen yet
 done
+if [ "$client_prog" = nbd-client ]; then
+	cat /tmp/nbd-client.out
+	# Give back the rootfs RAM nbd-client and its own libraries take, so
+	# that the client has as much memory as with nr-nbd.
+	xargs rm -f </etc/nbd-client.files
+fi
 [ -b /dev/nbd0 ] && [ "$(cat /sys/block/nbd0/size)" != 0 ] || exit 1
 mkswap /dev/nbd0 >/dev/null || exit 1
 swapon /dev/nbd0 || exit 1
 
 kernel=$(uname -r)
-echo "nr-info kernel=$kernel nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
+echo "nr-info kernel=$kernel client=$client_prog nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
 
 # rx_dbg DEV: the debugfs folder of DEV's RX reserve (patched kernels),
 # named after the network namespace's inode and the ifindex.

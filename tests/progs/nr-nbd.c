@@ -12,6 +12,20 @@
  *                                DEV (/dev/nbd0); the kernel marks it
  *                                SOCK_MEMALLOC.  Returns once DEV has its
  *                                size; a child stays in NBD_DO_IT
+ *   nr-nbd relay DEV ADDR PORT EXPORT mark|nomark
+ *                                a user-space block client, the shape of
+ *                                rbd-nbd or qemu-storage-daemon: DEV talks
+ *                                NBD over a Unix socketpair to a process of
+ *                                ours, which forwards every byte both ways
+ *                                to the server over its own TCP socket.
+ *                                With "mark" that socket gets SO_MEMALLOC
+ *                                (the kernel only marks the Unix end, which
+ *                                receives nothing from any NIC).  Either
+ *                                way the relay locks its memory, is an IO
+ *                                flusher (PR_SET_IO_FLUSHER) and allocates
+ *                                nothing after setup.  Returns once DEV has
+ *                                its size; the relay runs until DEV is
+ *                                disconnected
  *   nr-nbd detach DEV            disconnect DEV
  *
  * The server speaks NBD's oldstyle negotiation: it announces the export's
@@ -27,12 +41,14 @@
 #include <linux/nbd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -45,6 +61,13 @@
 #define GREETING_LEN		152
 #define IDLE_S			120
 #define BLOCK_SIZE		4096
+#define RELAY_BUF		(256 * 1024)
+#ifndef SO_MEMALLOC
+#define SO_MEMALLOC 76	/* until the system headers have it */
+#endif
+#ifndef PR_SET_IO_FLUSHER
+#define PR_SET_IO_FLUSHER 57
+#endif
 
 static int die(const char *what)
 {
@@ -219,49 +242,72 @@ static int negotiate_newstyle(int fd, const char *export, uint64_t *size,
 	return 0;
 }
 
-static int do_attach(const char *dev, const char *host, const char *port,
-		     const char *export)
+/*
+ * Connect to the server and negotiate EXPORT.  Returns the socket, ready for
+ * the transmission phase, or -1 after saying why.
+ */
+static int connect_export(const char *host, const char *port, const char *export,
+			  uint64_t *size, uint32_t *flags)
 {
 	struct sockaddr_in addr = { .sin_family = AF_INET };
 	unsigned char greeting[GREETING_LEN];
-	uint64_t magic, size = 0;
-	uint32_t flags = 0;
-	char sysfs[64];
-	int fd, nbd, i, err;
-	pid_t child;
+	uint64_t magic;
+	int fd;
 
 	addr.sin_port = htons(atoi(port));
 	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
 		fprintf(stderr, "nr-nbd: '%s' is not an IPv4 address\n", host);
-		return 2;
+		return -1;
 	}
 	fd = socket(AF_INET, SOCK_STREAM, 0);
-	if (fd < 0)
-		return die("socket");
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)))
-		return die("connect");
-	if (!read_all(fd, greeting, 16))
-		return die("greeting");
+	if (fd < 0) {
+		die("socket");
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		die("connect");
+		goto fail;
+	}
+	if (!read_all(fd, greeting, 16)) {
+		die("greeting");
+		goto fail;
+	}
 	memcpy(&magic, greeting + 8, 8);
 	if (memcmp(greeting, "NBDMAGIC", 8)) {
 		fprintf(stderr, "nr-nbd: not an NBD server\n");
-		return 1;
+		goto fail;
 	}
 	if (be64toh(magic) == NBD_OPTS_MAGIC) {
-		err = negotiate_newstyle(fd, export, &size, &flags);
-		if (err)
-			return err;
+		if (negotiate_newstyle(fd, export, size, flags))
+			goto fail;
 	} else if (be64toh(magic) == NBD_OLDSTYLE_MAGIC) {
-		if (!read_all(fd, greeting + 16, sizeof(greeting) - 16))
-			return die("greeting");
-		memcpy(&size, greeting + 16, 8);
-		memcpy(&flags, greeting + 24, 4);
-		size = be64toh(size);
-		flags = be32toh(flags);
+		if (!read_all(fd, greeting + 16, sizeof(greeting) - 16)) {
+			die("greeting");
+			goto fail;
+		}
+		memcpy(size, greeting + 16, 8);
+		memcpy(flags, greeting + 24, 4);
+		*size = be64toh(*size);
+		*flags = be32toh(*flags);
 	} else {
 		fprintf(stderr, "nr-nbd: unknown NBD negotiation\n");
-		return 1;
+		goto fail;
 	}
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+/*
+ * Give @fd to @dev for an export of @size bytes, and keep a child in
+ * NBD_DO_IT.  Returns once the device has its size.
+ */
+static int nbd_start(const char *dev, int fd, uint64_t size, uint32_t flags)
+{
+	char sysfs[64];
+	int nbd, i;
+	pid_t child;
 
 	nbd = open(dev, O_RDWR);
 	if (nbd < 0)
@@ -305,6 +351,97 @@ static int do_attach(const char *dev, const char *host, const char *port,
 	return 1;
 }
 
+static int do_attach(const char *dev, const char *host, const char *port,
+		     const char *export)
+{
+	uint64_t size = 0;
+	uint32_t flags = 0;
+	int fd = connect_export(host, port, export, &size, &flags);
+
+	if (fd < 0)
+		return 1;
+	return nbd_start(dev, fd, size, flags);
+}
+
+struct relay_dir {
+	int from, to;
+	char *buf;	/* RELAY_BUF bytes, allocated and locked before the relay starts */
+};
+
+/* Forward one direction until either side closes. */
+static void *relay_one_way(void *arg)
+{
+	struct relay_dir *d = arg;
+	ssize_t n;
+
+	while ((n = read(d->from, d->buf, RELAY_BUF)) > 0)
+		if (!write_all(d->to, d->buf, n))
+			break;
+	shutdown(d->from, SHUT_RD);
+	shutdown(d->to, SHUT_WR);
+	return NULL;
+}
+
+static int do_relay(const char *dev, const char *host, const char *port,
+		    const char *export, const char *mark)
+{
+	static struct relay_dir to_server, to_kernel;
+	uint64_t size = 0;
+	uint32_t flags = 0;
+	int one = 1, sv[2], tcp;
+	pthread_t thread;
+	pid_t relay;
+
+	if (strcmp(mark, "mark") && strcmp(mark, "nomark")) {
+		fprintf(stderr, "nr-nbd: relay wants mark or nomark, not '%s'\n", mark);
+		return 2;
+	}
+	tcp = connect_export(host, port, export, &size, &flags);
+	if (tcp < 0)
+		return 1;
+	if (!strcmp(mark, "mark") &&
+	    setsockopt(tcp, SOL_SOCKET, SO_MEMALLOC, &one, sizeof(one)))
+		return die("SO_MEMALLOC");
+	if (setsockopt(tcp, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return die("TCP_NODELAY");
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return die("socketpair");
+
+	relay = fork();
+	if (relay < 0)
+		return die("fork");
+	if (relay == 0) {
+		/*
+		 * What a user-space block client must do so that its own
+		 * memory never waits on the swap it serves: nothing of it
+		 * paged out, its allocations never recurse into block I/O,
+		 * and no allocation at all once the relay runs.
+		 */
+		setsid();
+		close(sv[0]);
+		to_server = (struct relay_dir){ sv[1], tcp, malloc(RELAY_BUF) };
+		to_kernel = (struct relay_dir){ tcp, sv[1], malloc(RELAY_BUF) };
+		if (!to_server.buf || !to_kernel.buf)
+			_exit(die("malloc"));
+		memset(to_server.buf, 0, RELAY_BUF);
+		memset(to_kernel.buf, 0, RELAY_BUF);
+		if (mlockall(MCL_CURRENT | MCL_FUTURE))
+			_exit(die("mlockall"));
+		if (prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0))
+			_exit(die("PR_SET_IO_FLUSHER"));
+		if (pthread_create(&thread, NULL, relay_one_way, &to_server))
+			_exit(die("pthread_create"));
+		relay_one_way(&to_kernel);
+		pthread_join(thread, NULL);
+		_exit(0);
+	}
+	close(sv[1]);
+	close(tcp);
+	printf("nr-nbd: relay %d, TCP socket %s\n", (int)relay,
+	       strcmp(mark, "mark") ? "not marked" : "marked SO_MEMALLOC");
+	return nbd_start(dev, sv[0], size, flags);
+}
+
 static int do_detach(const char *dev)
 {
 	int nbd = open(dev, O_RDWR);
@@ -324,10 +461,13 @@ int main(int argc, char **argv)
 	    strchr(argv[2], '/'))
 		return do_attach(argv[2], argv[3], argv[4],
 				 argc == 6 ? argv[5] : "swap");
+	if (argc == 7 && !strcmp(argv[1], "relay") && strchr(argv[2], '/'))
+		return do_relay(argv[2], argv[3], argv[4], argv[5], argv[6]);
 	if (argc == 3 && !strcmp(argv[1], "detach"))
 		return do_detach(argv[2]);
 	fprintf(stderr, "usage: nr-nbd serve PORT SIZE_MIB\n"
 			"       nr-nbd attach DEV ADDR PORT [EXPORT]\n"
+			"       nr-nbd relay DEV ADDR PORT EXPORT mark|nomark\n"
 			"       nr-nbd detach DEV\n");
 	return 2;
 }

@@ -32,5 +32,23 @@ rc=$?
 [ "$rc" != 0 ] && grep -q 'WARNING:' "$log" && ! grep -q 'still alive after the WARNING' "$log"
 result $? "a kernel WARNING gives a non-zero exit (got $rc) and shows in the log"
 
+echo "=== harness self-test: the host sees a guest's line while the guest runs"
+log=$top/build/logs/selftest-stream.log
+times=$(mktemp)
+"$boot" --mode script --script "$top/tests/guest-selftest/stream.sh" --log "$log" --timeout 300 2>&1 |
+	{
+		seen=
+		while IFS= read -r line; do
+			case "$line" in *nr-selftest-streamed*) seen=$SECONDS ;; esac
+		done
+		echo "${seen:-none} $SECONDS" >"$times"
+	}
+read -r seen ended <"$times"
+rm -f "$times"
+# The guest stays up 6 s after the line; mawk's block-buffered reading
+# delivered it only at the end.
+[ "$seen" != none ] && [ $((ended - seen)) -ge 4 ]
+result $? "the line came $([ "$seen" = none ] && echo never || echo "$((ended - seen)) s before the guest ended") (want at least 4 s)"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

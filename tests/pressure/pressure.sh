@@ -35,8 +35,8 @@
 #                       nbd-client initramfs, scripts/pressure.sh
 #                       PRESSURE_CLIENT=nbd-client), or a user-space client
 #                       (nr-nbd relay: the kernel talks to it over a Unix
-#                       socketpair, it forwards over TCP from a socket it
-#                       marks SO_MEMALLOC itself, or not with relay-nomark)
+#                       socketpair, it forwards over TCP and marks both its
+#                       sockets SO_MEMALLOC itself, or not with relay-nomark)
 #   nr_soak=SECONDS     soak (make soak): run the workload again and again for
 #                       SECONDS while link flaps and rx_reserve and MTU
 #                       changes hit the client's NICs at random; ends with

@@ -116,10 +116,22 @@ static int do_check(void)
 	check_one(AF_INET6, SOCK_STREAM, "TCP/IPv6");
 	check_one(AF_INET6, SOCK_DGRAM, "UDP/IPv6");
 
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	/*
+	 * A user-space NBD client (rbd-nbd's shape) hands the kernel its
+	 * replies over a Unix stream socket: that one must be markable too.
+	 */
+	check_one(AF_UNIX, SOCK_STREAM, "Unix stream");
+	check_one(AF_UNIX, SOCK_SEQPACKET, "Unix seqpacket");
+
+	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
 	err = set_memalloc(fd, 1);
 	result(err == -EOPNOTSUPP && get_memalloc(fd) == 0,
-	       "a Unix socket cannot be marked (EOPNOTSUPP)");
+	       "a Unix datagram socket cannot be marked (EOPNOTSUPP)");
+	close(fd);
+	fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
+	err = set_memalloc(fd, 1);
+	result(err == -EOPNOTSUPP && get_memalloc(fd) == 0,
+	       "a raw IPv4 socket cannot be marked (EOPNOTSUPP)");
 	close(fd);
 	return failed;
 }

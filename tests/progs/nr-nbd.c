@@ -18,9 +18,9 @@
  *                                NBD over a Unix socketpair to a process of
  *                                ours, which forwards every byte both ways
  *                                to the server over its own TCP socket.
- *                                With "mark" that socket gets SO_MEMALLOC
- *                                (the kernel only marks the Unix end, which
- *                                receives nothing from any NIC).  Either
+ *                                With "mark" that socket and our end of
+ *                                the socketpair get SO_MEMALLOC (the kernel
+ *                                marks only its own end).  Either
  *                                way the relay locks its memory, is an IO
  *                                flusher (PR_SET_IO_FLUSHER) and allocates
  *                                nothing after setup.  Returns once DEV has
@@ -406,6 +406,14 @@ static int do_relay(const char *dev, const char *host, const char *port,
 		return die("TCP_NODELAY");
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 		return die("socketpair");
+	/*
+	 * The replies reach the kernel through our end of the socketpair:
+	 * unmarked, each one's skb waits in direct reclaim for the very
+	 * write-out it completes.
+	 */
+	if (!strcmp(mark, "mark") &&
+	    setsockopt(sv[1], SOL_SOCKET, SO_MEMALLOC, &one, sizeof(one)))
+		return die("SO_MEMALLOC (Unix)");
 
 	relay = fork();
 	if (relay < 0)

@@ -78,8 +78,8 @@ strict=${PRESSURE_STRICT:-0}
 # project's, ioctls), nbd-client (Debian's, netlink mode; its initramfs
 # carries it), relay or relay-nomark (a user-space client, nr-nbd relay,
 # that forwards the kernel's NBD traffic over TCP and marks its TCP socket
-# and its end of the socketpair SO_MEMALLOC itself, or leaves them unmarked).  Runs with another client than
-# nr-nbd are named ...-CLIENT-....
+# and its end of the socketpair SO_MEMALLOC itself, or leaves them
+# unmarked).  Runs with another client than nr-nbd are named ...-CLIENT-....
 client=${PRESSURE_CLIENT:-nr-nbd}
 client_args=() client_tag=-$client
 case "$client" in

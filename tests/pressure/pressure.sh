@@ -129,7 +129,7 @@ nr-memalloc recv 5001 1 1 nomark 100000 >/dev/null 2>&1 &
 idle=$!
 sleep 2	# let the server listen
 # attach: connect /dev/nbd0 to the server's "swap" export.  Either way the
-# kernel's NBD driver marks the socket SOCK_MEMALLOC (nbd_add_socket());
+# kernel's NBD driver marks the socket SOCK_MEMALLOC (nbd_start_device());
 # nothing else is needed.  Debian's nbd-client configures the device over
 # generic netlink and exits; its -swap option would only mlock a process
 # that netlink mode does not keep, so it is not given.

@@ -215,14 +215,13 @@ int main(int argc, char **argv)
 	/* Wait for the first move, then sample until QUIET_MS without one. */
 	prev = take_sample();
 	for (;;) {
-		delivered += wait_a_sample(fd);
+		wait_a_sample(fd);
 		s = take_sample();
 		if (s.rx != prev.rx)
 			break;
 		prev = s;
 	}
 	first = prev;
-	delivered = 0;
 	last = s;
 	while (s.ns - last.ns < quiet_ms * 1000000) {
 		delivered += wait_a_sample(fd);

@@ -103,10 +103,20 @@ static void check_one(int family, int type, const char *name)
 	result(ok, what);
 }
 
+/* A socket no block client does its I/O on: marking it fails, unmarked. */
+static void check_refused(int family, int type, int protocol, const char *name)
+{
+	int fd = socket(family, type, protocol);
+	int err = set_memalloc(fd, 1);
+	char what[160];
+
+	snprintf(what, sizeof(what), "%s cannot be marked (EOPNOTSUPP)", name);
+	result(err == -EOPNOTSUPP && get_memalloc(fd) == 0, what);
+	close(fd);
+}
+
 static int do_check(void)
 {
-	int fd, err;
-
 	if (memalloc_socks() < 0) {
 		result(0, "read " MEMALLOC_SOCKS);
 		return 1;
@@ -123,16 +133,8 @@ static int do_check(void)
 	check_one(AF_UNIX, SOCK_STREAM, "Unix stream");
 	check_one(AF_UNIX, SOCK_SEQPACKET, "Unix seqpacket");
 
-	fd = socket(AF_UNIX, SOCK_DGRAM, 0);
-	err = set_memalloc(fd, 1);
-	result(err == -EOPNOTSUPP && get_memalloc(fd) == 0,
-	       "a Unix datagram socket cannot be marked (EOPNOTSUPP)");
-	close(fd);
-	fd = socket(AF_INET, SOCK_RAW, IPPROTO_ICMP);
-	err = set_memalloc(fd, 1);
-	result(err == -EOPNOTSUPP && get_memalloc(fd) == 0,
-	       "a raw IPv4 socket cannot be marked (EOPNOTSUPP)");
-	close(fd);
+	check_refused(AF_UNIX, SOCK_DGRAM, 0, "a Unix datagram socket");
+	check_refused(AF_INET, SOCK_RAW, IPPROTO_ICMP, "a raw IPv4 socket");
 	return failed;
 }
 

@@ -242,29 +242,34 @@ static int negotiate_newstyle(int fd, const char *export, uint64_t *size,
 	return 0;
 }
 
+/* The server's address from the command line; false after saying why. */
+static int server_addr(const char *host, const char *port, struct sockaddr_in *addr)
+{
+	*addr = (struct sockaddr_in){ .sin_family = AF_INET, .sin_port = htons(atoi(port)) };
+	if (inet_pton(AF_INET, host, &addr->sin_addr) != 1) {
+		fprintf(stderr, "nr-nbd: '%s' is not an IPv4 address\n", host);
+		return 0;
+	}
+	return 1;
+}
+
 /*
  * Connect to the server and negotiate EXPORT.  Returns the socket, ready for
  * the transmission phase, or -1 after saying why.
  */
-static int connect_export(const char *host, const char *port, const char *export,
+static int connect_export(const struct sockaddr_in *addr, const char *export,
 			  uint64_t *size, uint32_t *flags)
 {
-	struct sockaddr_in addr = { .sin_family = AF_INET };
 	unsigned char greeting[GREETING_LEN];
 	uint64_t magic;
 	int fd;
 
-	addr.sin_port = htons(atoi(port));
-	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1) {
-		fprintf(stderr, "nr-nbd: '%s' is not an IPv4 address\n", host);
-		return -1;
-	}
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0) {
 		die("socket");
 		return -1;
 	}
-	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+	if (connect(fd, (const struct sockaddr *)addr, sizeof(*addr))) {
 		die("connect");
 		goto fail;
 	}
@@ -354,10 +359,14 @@ static int nbd_start(const char *dev, int fd, uint64_t size, uint32_t flags)
 static int do_attach(const char *dev, const char *host, const char *port,
 		     const char *export)
 {
+	struct sockaddr_in addr;
 	uint64_t size = 0;
 	uint32_t flags = 0;
-	int fd = connect_export(host, port, export, &size, &flags);
+	int fd;
 
+	if (!server_addr(host, port, &addr))
+		return 2;
+	fd = connect_export(&addr, export, &size, &flags);
 	if (fd < 0)
 		return 1;
 	return nbd_start(dev, fd, size, flags);
@@ -386,20 +395,24 @@ static int do_relay(const char *dev, const char *host, const char *port,
 		    const char *export, const char *mark)
 {
 	static struct relay_dir to_server, to_kernel;
+	int marked = !strcmp(mark, "mark");
+	struct sockaddr_in addr;
 	uint64_t size = 0;
 	uint32_t flags = 0;
 	int one = 1, sv[2], tcp;
 	pthread_t thread;
 	pid_t relay;
 
-	if (strcmp(mark, "mark") && strcmp(mark, "nomark")) {
+	if (!marked && strcmp(mark, "nomark")) {
 		fprintf(stderr, "nr-nbd: relay wants mark or nomark, not '%s'\n", mark);
 		return 2;
 	}
-	tcp = connect_export(host, port, export, &size, &flags);
+	if (!server_addr(host, port, &addr))
+		return 2;
+	tcp = connect_export(&addr, export, &size, &flags);
 	if (tcp < 0)
 		return 1;
-	if (!strcmp(mark, "mark") &&
+	if (marked &&
 	    setsockopt(tcp, SOL_SOCKET, SO_MEMALLOC, &one, sizeof(one)))
 		return die("SO_MEMALLOC");
 	if (setsockopt(tcp, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
@@ -411,7 +424,7 @@ static int do_relay(const char *dev, const char *host, const char *port,
 	 * unmarked, each one's skb waits in direct reclaim for the very
 	 * write-out it completes.
 	 */
-	if (!strcmp(mark, "mark") &&
+	if (marked &&
 	    setsockopt(sv[1], SOL_SOCKET, SO_MEMALLOC, &one, sizeof(one)))
 		return die("SO_MEMALLOC (Unix)");
 
@@ -445,8 +458,8 @@ static int do_relay(const char *dev, const char *host, const char *port,
 	}
 	close(sv[1]);
 	close(tcp);
-	printf("nr-nbd: relay %d, TCP socket %s\n", (int)relay,
-	       strcmp(mark, "mark") ? "not marked" : "marked SO_MEMALLOC");
+	printf("nr-nbd: relay %d, TCP and Unix sockets %s\n", (int)relay,
+	       marked ? "marked SO_MEMALLOC" : "not marked");
 	return nbd_start(dev, sv[0], size, flags);
 }
 

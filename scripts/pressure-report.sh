@@ -1,11 +1,11 @@
 #!/bin/bash
-# pressure-report.sh OUT MEM HOG HOGS RATE DEADLINE [MIN_FREE_KB]: report.md
+# pressure-report.sh OUT MEM HOG HOGS RATE DEADLINE [MIN_FREE_KB [CLIENTS]]: report.md
 # from OUT/runs.tsv (written by scripts/pressure.sh): the summary per link,
 # kernel and flood (outcomes counted, medians), every run, and a plot per
 # link of the workload's progress over time, stock against patched.
 set -uo pipefail
 
-out=$1 mem=$2 hog=$3 hogs=$4 rate=$5 deadline=$6 min_free_kb=${7:-}
+out=$1 mem=$2 hog=$3 hogs=$4 rate=$5 deadline=$6 min_free_kb=${7:-} clients=${8:-nr-nbd}
 runs=$out/runs.tsv
 report=$out/report.md
 
@@ -16,7 +16,10 @@ report=$out/report.md
 	watermarks="the kernel's own watermarks"
 	[ -n "$min_free_kb" ] && watermarks="vm.min_free_kbytes=$min_free_kb"
 	echo "Client: ${mem} MiB RAM, 2 vCPUs, $watermarks;"
-	echo "workload: ${hog} MiB written by $hogs processes and verified, swap on NBD (Debian's nbd-server in a second guest)."
+	echo "workload: ${hog} MiB written by $hogs processes and verified, swap over the link to a second guest:"
+	echo "NBD from Debian's nbd-server, or NVMe/TCP from the kernel's target (clients: $clients; a link named"
+	echo "LINK-CLIENT is a client other than nr-nbd)."
+
 	echo "Flood: ${rate} packets/s offered from the host into the client's NBD NIC (UDP to a bound socket that never"
 	echo "reads, UDP to closed ports, TCP SYNs, lone first fragments; at MTU 9000 half of it 8000-byte frames)."
 	echo "Deadline ${deadline} s per run. A run is *stalled* when neither the workload nor swap I/O moved for 30 s."
@@ -82,13 +85,15 @@ report=$out/report.md
 	echo
 	echo "## Every run"
 	echo
-	echo "| link | kernel | flood | rep | outcome | time (s) | verified (MiB) | swap out / in (MiB) | offered (pkt/s) | received (pkt/s) | alloc-failure reports | console | rx_reserve | set aside (pages) | peak | allocs | refused | dropped | delivered | CPU in interrupts (%) | CPU idle (%) |"
-	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
-	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17, $18, $19, $20, $21, $23, $24 }' "$runs"
+	echo "| link | kernel | flood | rep | outcome | time (s) | verified (MiB) | swap out / in (MiB) | offered (pkt/s) | received (pkt/s) | lost on the host | alloc-failure reports | console | rx_reserve | set aside (pages) | peak | allocs | refused | dropped | delivered | CPU in interrupts (%) | CPU idle (%) |"
+	echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+	awk -F'\t' 'NR > 1 { printf "| %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		$1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $25, $12, $13, $15, $16, $17, $18, $19, $20, $21, $23, $24 }' "$runs"
 	echo
 	echo "Empty reserve cells: stock has no reserve counters, and a run without a result has no final counters."
 	echo "received: the median of the client NIC's rx_packets per second over the run's samples."
+	echo "lost on the host: UDP datagrams the host dropped for a full receive buffer during the run (RcvbufErrors): frames the"
+	echo "link lost because QEMU had stopped reading while a guest NIC had no free RX buffer (empty for older runs)."
 	echo "CPU: the client's CPU time (both vCPUs) from the first sample to the last, in hard and soft interrupts (where the flood's receive work runs) and idle or waiting for I/O."
 	echo "Consoles, samples and flood counts: NAME-{client,server}.log, NAME.tsv, NAME.flood beside this report."
 } >"$report"

@@ -74,21 +74,24 @@ deadline=${PRESSURE_DEADLINE:-600}
 force=
 [ "${PRESSURE_FORCE:-0}" = 1 ] && force=nr_force=1
 strict=${PRESSURE_STRICT:-0}
-# PRESSURE_CLIENT: who attaches the client's NBD device: nr-nbd (the
+# PRESSURE_CLIENTS (or PRESSURE_CLIENT): who attaches the client's block
+# device, one or more of: nr-nbd (the
 # project's, ioctls), nbd-client (Debian's, netlink mode; its initramfs
 # carries it), relay or relay-nomark (a user-space client, nr-nbd relay,
 # that forwards the kernel's NBD traffic over TCP and marks its TCP socket
 # and its end of the socketpair SO_MEMALLOC itself, or leaves them
-# unmarked).  Runs with another client than nr-nbd are named ...-CLIENT-....
-client=${PRESSURE_CLIENT:-nr-nbd}
-client_args=() client_tag=-$client
-case "$client" in
-nr-nbd) client_tag= ;;
-nbd-client)
-	client_args=(--initrd "$top/build/initramfs-nbd-client.cpio" --server-initrd "$top/build/initramfs-server.cpio") ;;
-relay | relay-nomark) ;;
-*) echo "pressure: unknown PRESSURE_CLIENT $client (nr-nbd, nbd-client, relay, relay-nomark)" >&2; exit 2 ;;
-esac
+# unmarked; relay-extmark: unmarked, then marked from outside with
+# netreserve mark --all), or nvme (NVMe/TCP instead of NBD: the kernel's target in the
+# server guest, the kernel's host driver in the client, swap on
+# /dev/nvme0n1).  Runs with another client than nr-nbd are named
+# ...-CLIENT-..., and their link in the table is LINK-CLIENT.
+clients=${PRESSURE_CLIENTS:-${PRESSURE_CLIENT:-nr-nbd}}
+for client in $clients; do
+	case "$client" in
+	nr-nbd | nbd-client | relay | relay-nomark | relay-extmark | nvme) ;;
+	*) echo "pressure: unknown client $client (nr-nbd, nbd-client, relay, relay-nomark, relay-extmark, nvme)" >&2; exit 2 ;;
+	esac
+done
 mkdir -p "$out"
 # Memory runs out on purpose: GFP_ATOMIC failure reports are expected and
 # counted in the table; any other kernel report is a problem.
@@ -112,6 +115,13 @@ link_name()
 	[ "$rest" != "$mtu" ] && mode=-${rest#*:}
 	case "$nic" in eth0) echo "e1000-$mtu$mode" ;; eth1) echo "virtio-net-$mtu$mode" ;; *) echo "$nic-$mtu$mode" ;; esac
 }
+
+# host_udp_drops: the host's UDP datagrams dropped for a full receive
+# buffer (RcvbufErrors), all sockets.  While a run goes, QEMU's link sockets
+# are where that happens: a guest NIC with no free RX buffer makes QEMU
+# stop reading its socket, and the link loses frames, the server's among
+# them, before the guest sees them.
+host_udp_drops() { awk '$1 == "Udp:" { if (h) { print $i; exit } for (i = 2; i <= NF; i++) if ($i == "RcvbufErrors") break; h = 1 }' /proc/net/snmp; }
 
 # field LINE KEY: the value of KEY=VALUE in LINE.
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
@@ -195,17 +205,22 @@ outcome()
 }
 
 total=0
-for link in $links; do for k in $kernels; do for f in $floods; do
+for client in $clients; do for link in $links; do for k in $kernels; do for f in $floods; do
 	if [ "$f" = on ]; then total=$((total + reps)); else total=$((total + 1)); fi
-done; done; done
+done; done; done; done
 for k in $kernels; do
 	[ -e "$(kernel_image "$k")" ] || { echo "pressure: no kernel for $k ($(kernel_image "$k"))" >&2; exit 1; }
 done
 
 runs_tsv=$out/runs.tsv
-printf 'link\tkernel\tflood\trep\toutcome\tseconds\tverified_mib\tswapout_mib\tswapin_mib\toffered_pps\trx_pps\talloc_failure_reports\tconsole\tstall_since\trx_reserve\tpages\tpeak\talloc\trefused\tdropped\tdelivered\tname\tirq_pct\tidle_pct\n' >"$runs_tsv"
+printf 'link\tkernel\tflood\trep\toutcome\tseconds\tverified_mib\tswapout_mib\tswapin_mib\toffered_pps\trx_pps\talloc_failure_reports\tconsole\tstall_since\trx_reserve\tpages\tpeak\talloc\trefused\tdropped\tdelivered\tname\tirq_pct\tidle_pct\thost_udp_drops\n' >"$runs_tsv"
 
 n=0 passed=0 failed=0
+for client in $clients; do
+client_args=() client_tag=-$client
+[ "$client" = nr-nbd ] && client_tag=
+[ "$client" = nbd-client ] &&
+	client_args=(--initrd "$top/build/initramfs-nbd-client.cpio" --server-initrd "$top/build/initramfs-server.cpio")
 for link in $links; do
 	nic=${link%%:*} rest=${link#*:}
 	mtu=${rest%%:*} virtio=
@@ -226,7 +241,7 @@ for link in $links; do
 				[ "$k" = patched-rx0 ] && reserve=0
 				[ "$f" = off ] && flood_rate=0
 				echo "pressure: [$n/$total] $name: booting server and client (deadline ${deadline} s)"
-				start=$(date +%s)
+				start=$(date +%s) udp_drops_before=$(host_udp_drops)
 				# shellcheck disable=SC2086
 				FLOOD_NET=$flood_net "$top/scripts/flooded-pair.sh" "$flood_nic" "$mtu" "$flood_rate" "$out/$name.flood" -- \
 					--mode script --script "$top/tests/pressure/pressure.sh" --kernel "$(kernel_image "$k")" \
@@ -235,6 +250,7 @@ for link in $links; do
 					--append "nr_client=$client nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) nr_flood=$([ "$f" = on ] && echo 1 || echo 0) nr_flood_nic=$flood_nic $min_free $force" \
 					>"$out/$name.out" 2>&1
 				rc=$?
+				link_lost=$(( $(host_udp_drops) - udp_drops_before ))
 				samples "$name" "$nic" >"$out/$name.tsv"
 				result=$(grep -a '^nr-result ' "$out/$name-client.log" | tail -1 | sed 's/\r$//')
 				info=$(grep -a '^nr-info ' "$out/$name-client.log" | tail -1 | sed 's/\r$//')
@@ -259,15 +275,15 @@ for link in $links; do
 				verified=$(field "$result" verified)
 				verified=$(( ${verified:-0} / 1048576 ))
 				read -r irq_pct idle_pct < <(cpu_share "$out/$name.tsv")
-				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
-					"$(link_name "$link")" "$k" "$f" "$rep" "$what" "$(field "$result" seconds)" \
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+					"$(link_name "$link")$client_tag" "$k" "$f" "$rep" "$what" "$(field "$result" seconds)" \
 					"$verified" "$swapout" "$swapin" "${offered:-0}" "$rx" \
 					"$(grep -ac 'page allocation failure' "$out/$name-client.log")" "$console" "$stall" \
 					"$(field "$info" reserve)" "$(field "$result" "${nic}_pages")" "$(field "$result" "${nic}_peak")" \
 					"$(field "$result" "${nic}_alloc")" "$(field "$result" "${nic}_refused")" \
 					"$(field "$result" "${nic}_dropped")" "$(field "$result" "${nic}_delivered")" "$name" \
-					"$irq_pct" "$idle_pct" >>"$runs_tsv"
-				echo "pressure: [$n/$total] $name: $what after $(($(date +%s) - start)) s; swap out/in $swapout/$swapin MiB; flood offered $offered/s, received $rx/s (median); client CPU in interrupts $irq_pct%, idle $idle_pct%"
+					"$irq_pct" "$idle_pct" "$link_lost" >>"$runs_tsv"
+				echo "pressure: [$n/$total] $name: $what after $(($(date +%s) - start)) s; swap out/in $swapout/$swapin MiB; flood offered $offered/s, received $rx/s (median), $link_lost frames lost on the host; client CPU in interrupts $irq_pct%, idle $idle_pct%"
 				if [ "$strict" = 1 ]; then
 					why=
 					[ "$what" = completed ] || why+=" outcome: $what;"
@@ -295,8 +311,9 @@ for link in $links; do
 		done
 	done
 done
+done
 
-"$top/scripts/pressure-report.sh" "$out" "$mem" "$hog" "$hogs" "$rate" "$deadline" "$min_free_kb"
+"$top/scripts/pressure-report.sh" "$out" "$mem" "$hog" "$hogs" "$rate" "$deadline" "$min_free_kb" "$clients"
 if [ "$strict" = 1 ]; then
 	echo "$passed passed, $failed failed"
 	[ "$failed" = 0 ]

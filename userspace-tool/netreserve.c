@@ -357,11 +357,38 @@ static bool has_exited(int pid)
 	return state == 'Z' || state == 'X';
 }
 
-/* Mark (or clear) one socket of the process behind pidfd. */
-static int mark_one(int pidfd, int pid, int fd, int on, bool quiet_if_not_tcp_udp)
+/*
+ * The sockets SO_MEMALLOC takes: TCP and UDP, and Unix stream and seqpacket
+ * (a user-space NBD client's end of its socketpair with the kernel).
+ * Returns the socket's family if it is one of those, else -1.
+ */
+static int markable_family(int local)
 {
-	int local, proto = -1, domain = -1, err = 0;
+	int domain = -1, type = -1, proto = -1;
 	socklen_t len = sizeof(int);
+
+	getsockopt(local, SOL_SOCKET, SO_DOMAIN, &domain, &len);
+	len = sizeof(int);
+	getsockopt(local, SOL_SOCKET, SO_TYPE, &type, &len);
+	len = sizeof(int);
+	getsockopt(local, SOL_SOCKET, SO_PROTOCOL, &proto, &len);
+	if ((domain == AF_INET || domain == AF_INET6) &&
+	    (proto == IPPROTO_TCP || proto == IPPROTO_UDP))
+		return domain;
+	if (domain == AF_UNIX && (type == SOCK_STREAM || type == SOCK_SEQPACKET))
+		return domain;
+	return -1;
+}
+
+/*
+ * Mark (or clear) one socket of the process behind pidfd.  With quiet set
+ * (--all), descriptors that cannot be marked return -1 without a message:
+ * other files and sockets, and Unix sockets on a kernel whose SO_MEMALLOC
+ * takes TCP and UDP only.
+ */
+static int mark_one(int pidfd, int pid, int fd, int on, bool quiet)
+{
+	int local, family, err = 0;
 	struct stat st;
 
 	local = pidfd_getfd(pidfd, fd);
@@ -378,24 +405,23 @@ static int mark_one(int pidfd, int pid, int fd, int on, bool quiet_if_not_tcp_ud
 	}
 	if (fstat(local, &st) || !S_ISSOCK(st.st_mode)) {
 		close(local);
-		if (quiet_if_not_tcp_udp)
+		if (quiet)
 			return -1;
 		return fail(NR_EXIT_NOTSOCK, "fd %d of process %d is not a socket", fd, pid);
 	}
-	getsockopt(local, SOL_SOCKET, SO_DOMAIN, &domain, &len);
-	len = sizeof(int);
-	getsockopt(local, SOL_SOCKET, SO_PROTOCOL, &proto, &len);
-	if ((domain != AF_INET && domain != AF_INET6) ||
-	    (proto != IPPROTO_TCP && proto != IPPROTO_UDP)) {
+	family = markable_family(local);
+	if (family < 0) {
 		close(local);
-		if (quiet_if_not_tcp_udp)
+		if (quiet)
 			return -1;
-		return fail(NR_EXIT_NOTSOCK, "fd %d of process %d is not a TCP or UDP socket",
-			    fd, pid);
+		return fail(NR_EXIT_NOTSOCK,
+			    "fd %d of process %d is not a TCP, UDP or Unix stream socket", fd, pid);
 	}
 	if (setsockopt(local, SOL_SOCKET, SO_MEMALLOC, &on, sizeof(on)))
 		err = errno;
 	close(local);
+	if (err == EOPNOTSUPP && family == AF_UNIX && quiet)
+		return -1;
 	if (err == ENOPROTOOPT)
 		return fail(NR_EXIT_NOFEATURE, "this kernel has no SO_MEMALLOC");
 	if (err)
@@ -461,7 +487,8 @@ static int cmd_mark(int argc, char **argv, int on)
 		}
 		closedir(dir);
 		if (!marked && ret == NR_EXIT_OK)
-			ret = fail(NR_EXIT_NOTSOCK, "process %d has no TCP or UDP socket", pid);
+			ret = fail(NR_EXIT_NOTSOCK, "process %d has no TCP, UDP or Unix stream socket",
+				   pid);
 	}
 	close(pidfd);
 	return ret;
@@ -499,7 +526,7 @@ static void usage(FILE *f)
 		"usage: %s [-j] show [DEV]      devices' RX reserves, counters and the global reserve\n"
 		"       %s set DEV N           set DEV's share to N packets of its MTU (0: none)\n"
 		"       %s mark PID FD         mark a running process's socket SO_MEMALLOC\n"
-		"       %s mark --all PID      mark every TCP/UDP socket of the process\n"
+		"       %s mark --all PID      mark every TCP, UDP and Unix stream socket of it\n"
 		"       %s unmark PID FD | --all PID\n"
 		"       %s watch [DEV]         refresh the view once a second\n"
 		"       %s -h | --help\n",

@@ -16,7 +16,7 @@ enum nr_exit {
 	NR_EXIT_NOTSUPP = 4,	/* device without RX reserve support */
 	NR_EXIT_PERM = 5,	/* permission denied */
 	NR_EXIT_NOPROC = 6,	/* no such process (or it is gone) */
-	NR_EXIT_NOTSOCK = 7,	/* the fd is not a socket, or not TCP/UDP */
+	NR_EXIT_NOTSOCK = 7,	/* not a socket SO_MEMALLOC takes */
 	NR_EXIT_BADFD = 8,	/* the process has no such fd */
 	NR_EXIT_NOFEATURE = 9,	/* the kernel has no RX reserve / SO_MEMALLOC */
 	NR_EXIT_RANGE = 10,	/* value refused as too large (device or global cap) */

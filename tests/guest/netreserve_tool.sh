@@ -121,12 +121,13 @@ test_set()
 	log_test "set: a share past the global cap is refused with its own exit code"
 }
 
-# start_client PROTO ADDR PORT: a block-client-like program connected across
-# the link; sets CLIENT, SOCK and FILE.
+# start_client connect PROTO ADDR PORT | socketpair stream|dgram: a
+# block-client-like program connected across the link, or holding a Unix
+# socketpair; sets CLIENT, SOCK and FILE.
 start_client()
 {
 	rm -f /tmp/client.out
-	nr-client connect "$1" "$2" "$3" >/tmp/client.out 2>&1 &
+	nr-client "$@" >/tmp/client.out 2>&1 &
 	CLIENT=$!
 	for _ in $(seq 50); do
 		grep -q '^ready' /tmp/client.out && break
@@ -159,7 +160,7 @@ test_mark_one()
 {
 	proto=$1 addr=$2 port=$3
 	base=$(cat $MEMALLOC_SOCKS)
-	start_client "$proto" "$addr" "$port"
+	start_client connect "$proto" "$addr" "$port"
 	expect_eq "$proto $addr: before" "$(client_memalloc)" 0
 
 	out=$(netreserve mark "$CLIENT" "$SOCK")
@@ -205,7 +206,7 @@ test_mark()
 	test_mark_one udp 2001:db8::1 7004
 
 	# Bad callers and targets: each has its own message and exit code.
-	start_client tcp 192.0.2.1 7001
+	start_client connect tcp 192.0.2.1 7001
 	base=$(cat $MEMALLOC_SOCKS)
 	expect_exit "unprivileged" 5 "Operation not permitted" \
 		unshare -Ur /usr/local/bin/netreserve mark "$CLIENT" "$SOCK"
@@ -234,7 +235,48 @@ test_mark()
 	teardown_link_pair
 }
 
+# A user-space NBD client's end of its socketpair with the kernel: a Unix
+# stream socket is marked like a TCP one (patch 0040), a datagram one is
+# not a socket SO_MEMALLOC takes.
+test_mark_unix()
+{
+	base=$(cat $MEMALLOC_SOCKS)
+	start_client socketpair stream
+	expect_eq "unix stream: before" "$(client_memalloc)" 0
+	out=$(netreserve mark "$CLIENT" "$SOCK")
+	check_err $?
+	expect_eq "unix stream: mark says" "$out" "marked fd $SOCK of process $CLIENT"
+	expect_eq "unix stream: marked" "$(client_memalloc)" 1
+	expect_eq "unix stream: memalloc sockets after mark" "$(cat $MEMALLOC_SOCKS)" $((base + 1))
+	netreserve unmark "$CLIENT" "$SOCK" >/dev/null
+	check_err $?
+	expect_eq "unix stream: unmarked" "$(client_memalloc)" 0
+	expect_eq "unix stream: memalloc sockets after unmark" "$(cat $MEMALLOC_SOCKS)" "$base"
+	# Both ends of the pair (socketpair() takes the two lowest free fds),
+	# not /dev/null.
+	out=$(netreserve mark --all "$CLIENT")
+	check_err $?
+	expect_eq "unix stream: --all marks both ends" "$out" \
+		"$(printf 'marked fd %d of process %d\nmarked fd %d of process %d' \
+			"$SOCK" "$CLIENT" $((SOCK + 1)) "$CLIENT")"
+	expect_eq "unix stream: marked by --all" "$(client_memalloc)" 1
+	expect_eq "unix stream: memalloc sockets after --all" "$(cat $MEMALLOC_SOCKS)" $((base + 2))
+	stop_client
+	expect_eq "unix stream: memalloc sockets after close" "$(cat $MEMALLOC_SOCKS)" "$base"
+
+	start_client socketpair dgram
+	expect_exit "unix dgram" 7 "fd $SOCK of process $CLIENT is not a TCP, UDP or Unix stream socket" \
+		netreserve mark "$CLIENT" "$SOCK"
+	expect_exit "unix dgram, --all" 7 "process $CLIENT has no TCP, UDP or Unix stream socket" \
+		netreserve mark --all "$CLIENT"
+	expect_eq "unix dgram: unmarked" "$(client_memalloc)" 0
+	expect_eq "unix dgram: memalloc sockets" "$(cat $MEMALLOC_SOCKS)" "$base"
+	stop_client
+	log_test "mark: a Unix stream socketpair (both ends with --all, exact count through close); a datagram one refused"
+}
+
 test_show
 test_set
 test_mark
+test_mark_unix
 exit $test_failed

@@ -3,10 +3,13 @@
 # --topology pair --mode script); nrrole on the command line says which.
 #
 #   server: exports SWAP_MIB over NBD with Debian's nbd-server (a file on
-#           its tmpfs) until the client disconnects; nothing on the server
-#           side ever gives up on a silent client.
-#   client: little RAM; swap on /dev/nbd0 over the link (the kernel marks
-#           the NBD socket SOCK_MEMALLOC); nr-hog writes HOG_MIB (well past
+#           its tmpfs) until the client disconnects, or with nr_client=nvme
+#           over NVMe/TCP with the kernel's target (nvmet-tcp, configfs)
+#           until the client says it is done; nothing on the server side
+#           ever gives up on a silent client.
+#   client: little RAM; swap on /dev/nbd0 (or /dev/nvme0n1) over the link
+#           (the kernel marks the NBD socket, or every NVMe/TCP queue's
+#           socket, SOCK_MEMALLOC); nr-hog writes HOG_MIB (well past
 #           RAM) and verifies every byte, while a sampler prints one
 #           "nr-sample" line a second.  Ends with one "nr-result" line.
 #
@@ -36,7 +39,12 @@
 #                       PRESSURE_CLIENT=nbd-client), or a user-space client
 #                       (nr-nbd relay: the kernel talks to it over a Unix
 #                       socketpair, it forwards over TCP and marks both its
-#                       sockets SO_MEMALLOC itself, or not with relay-nomark)
+#                       sockets SO_MEMALLOC itself, or not with relay-nomark;
+#                       relay-extmark: unmarked, then netreserve mark --all
+#                       marks them from outside)
+#   nr_client=nvme      NVMe/TCP instead of NBD: the client writes the
+#                       connect string to /dev/nvme-fabrics and swaps on
+#                       /dev/nvme0n1
 #   nr_soak=SECONDS     soak (make soak): run the workload again and again for
 #                       SECONDS while link flaps and rx_reserve and MTU
 #                       changes hit the client's NICs at random; ends with
@@ -57,7 +65,13 @@ soak=$(boot_arg nr_soak 0)
 force=$(boot_arg nr_force 0)
 client_prog=$(boot_arg nr_client nr-nbd)
 server=10.99.0.1 client=10.99.0.2
-port=10809
+port=10809 blk=nbd0
+nvme_port=4420 nvme_nqn=nqn.2026-12.example:swap
+# The server guest's "I am done" port: the NVMe target has no process that
+# would see the client go, so the client tells it.
+done_port=10810
+[ "$client_prog" = nvme ] && port=$nvme_port blk=nvme0n1
+port_hex=$(printf '%04X' "$port")
 
 ip link set dev "$nic" mtu "$mtu" || exit 1
 if [ "$role" = server ]; then
@@ -72,7 +86,6 @@ for _ in $(seq 50); do
 done
 
 if [ "$role" = server ]; then
-	# Debian's nbd-server, one client (-d: no fork), no idle timeout.
 	truncate -s "${swap}M" /tmp/swap.img || exit 1
 	cat >/tmp/nbd-server.conf <<-EOF
 	[generic]
@@ -87,17 +100,44 @@ if [ "$role" = server ]; then
 		awk '$1 == "Tcp:" || $1 == "TcpExt:" { if (!h[$1]) { h[$1] = 1; for (i = 2; i <= NF; i++) n[$1, i] = $i; next }
 			for (i = 2; i <= NF; i++) if ($i != 0 && n[$1, i] ~ /^(InSegs|OutSegs|RetransSegs|InErrs|InCsumErrors|PruneCalled|RcvPruned|OfoPruned|TCPRcvQDrop|TCPBacklogDrop|TCPOFODrop|TCPOFOQueue|TCPZeroWindowDrop|TCPDSACKRecv|TCPDSACKOldSent|TCPMemoryPressures|PAWSEstab|TCPACKSkippedSeq|TCPSYNChallenge|TCPChallengeACK)$/) printf "%s=%s ", n[$1, i], $i }' /proc/net/snmp /proc/net/netstat
 	}
-	nbd-server -C /tmp/nbd-server.conf -d >/tmp/nbd.out 2>&1 &
+	if [ "$client_prog" = nvme ]; then
+		# The kernel's NVMe/TCP target exports the file.  tmpfs has no
+		# O_DIRECT in 6.1, so the namespace does buffered I/O.
+		cfs=/sys/kernel/config
+		grep -q " $cfs configfs " /proc/mounts || mount -t configfs configfs $cfs || exit 1
+		subsys=$cfs/nvmet/subsystems/$nvme_nqn
+		mkdir "$subsys" "$subsys/namespaces/1" $cfs/nvmet/ports/1 || exit 1
+		echo 1 >"$subsys/attr_allow_any_host"
+		echo 1 >"$subsys/namespaces/1/buffered_io"
+		echo -n /tmp/swap.img >"$subsys/namespaces/1/device_path"
+		echo 1 >"$subsys/namespaces/1/enable" || exit 1
+		echo tcp >$cfs/nvmet/ports/1/addr_trtype
+		echo ipv4 >$cfs/nvmet/ports/1/addr_adrfam
+		echo $server >$cfs/nvmet/ports/1/addr_traddr
+		echo $port >$cfs/nvmet/ports/1/addr_trsvcid
+		ln -s "$subsys" "$cfs/nvmet/ports/1/subsystems/$nvme_nqn" || exit 1
+		# Stays until the client connects to done_port once it has
+		# deleted its controller.
+		nc -l -p $done_port >/dev/null 2>&1 &
+	else
+		# Debian's nbd-server, one client (-d: no fork), no idle timeout.
+		nbd-server -C /tmp/nbd-server.conf -d >/tmp/nbd.out 2>&1 &
+	fi
 	server_pid=$!
-	# Every 5 s, one "nr-server" line: where nbd-server waits, its TCP
-	# connection (send and receive queues, retransmit timer) and the NIC's
-	# packets, so that a client stall shows which side stopped.
+	# Every 5 s, one "nr-server" line: where nbd-server (or nc for NVMe)
+	# waits, the server's TCP connections on the port (send and receive
+	# queues, retransmit timer) and the NIC's packets, so that a client
+	# stall shows which side stopped.
 	while sleep 5; do
 		kill -0 $server_pid 2>/dev/null || break
-		echo "nr-server wchan=$(cat /proc/$server_pid/wchan 2>/dev/null) avail_kb=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo) rx=$(cat /sys/class/net/$nic/statistics/rx_packets) rx_dropped=$(cat /sys/class/net/$nic/statistics/rx_dropped) tx=$(cat /sys/class/net/$nic/statistics/tx_packets) $(tcp_drops) tcp=$(awk '$2 ~ /:2A39$/ && $4 == "01" { printf "%s:%s:%s:%s ", $5, $6, $7, $3 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)"
+		echo "nr-server wchan=$(cat /proc/$server_pid/wchan 2>/dev/null) avail_kb=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo) rx=$(cat /sys/class/net/$nic/statistics/rx_packets) rx_dropped=$(cat /sys/class/net/$nic/statistics/rx_dropped) tx=$(cat /sys/class/net/$nic/statistics/tx_packets) $(tcp_drops) tcp=$(awk -v p=":$port_hex" '$2 ~ (p "$") && $4 == "01" { printf "%s:%s:%s:%s ", $5, $6, $7, $3 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)"
 	done &
 	wait $server_pid
 	rc=$?
+	if [ "$client_prog" = nvme ]; then
+		echo "nvme target: the client is done (status $rc)"
+		exit 0
+	fi
 	cat /tmp/nbd.out
 	# nbd-server says "Connection dropped" and exits 1 when the client
 	# disconnects; the client's result is what counts.
@@ -128,9 +168,10 @@ fi
 nr-memalloc recv 5001 1 1 nomark 100000 >/dev/null 2>&1 &
 idle=$!
 sleep 2	# let the server listen
-# attach: connect /dev/nbd0 to the server's "swap" export.  Either way the
-# kernel's NBD driver marks the socket SOCK_MEMALLOC (nbd_start_device());
-# nothing else is needed.  Debian's nbd-client configures the device over
+# attach: connect /dev/nbd0 to the server's "swap" export (or /dev/nvme0n1
+# to its NVMe/TCP subsystem).  The kernel's NBD driver marks the socket
+# SOCK_MEMALLOC (nbd_start_device()), the NVMe/TCP host driver every
+# queue's socket (nvme_tcp_alloc_queue()); nothing else is needed.  Debian's nbd-client configures the device over
 # generic netlink and exits; its -swap option would only mlock a process
 # that netlink mode does not keep, so it is not given.
 attach()
@@ -140,6 +181,22 @@ attach()
 	nbd-client) nbd-client -N swap $server $port /dev/nbd0 >/tmp/nbd-client.out 2>&1 ;;
 	relay) nr-nbd relay /dev/nbd0 $server $port swap mark ;;
 	relay-nomark) nr-nbd relay /dev/nbd0 $server $port swap nomark ;;
+	relay-extmark)
+		# The same client, unmarked, marked from outside while it runs,
+		# as an operator would mark a client they cannot change.
+		nr-nbd relay /dev/nbd0 $server $port swap nomark >/tmp/relay.out 2>&1
+		r=$?
+		cat /tmp/relay.out
+		[ "$r" = 0 ] || return 1
+		netreserve mark --all "$(sed -n 's/^nr-nbd: relay \([0-9]*\),.*/\1/p' /tmp/relay.out)" ;;
+	nvme)
+		# No nvme-cli needed: the fabrics driver takes the connect string.
+		echo "transport=tcp,traddr=$server,trsvcid=$port,nqn=$nvme_nqn" >/dev/nvme-fabrics || return 1
+		for _ in $(seq 50); do
+			[ -b /dev/$blk ] && return 0
+			sleep 0.2
+		done
+		return 1 ;;
 	*) echo "pressure: unknown nr_client $client_prog" >&2; return 1 ;;
 	esac
 }
@@ -153,9 +210,9 @@ if [ "$client_prog" = nbd-client ]; then
 	# that the client has as much memory as with nr-nbd.
 	xargs rm -f </etc/nbd-client.files
 fi
-[ -b /dev/nbd0 ] && [ "$(cat /sys/block/nbd0/size)" != 0 ] || exit 1
-mkswap /dev/nbd0 >/dev/null || exit 1
-swapon /dev/nbd0 || exit 1
+[ -b /dev/$blk ] && [ "$(cat /sys/block/$blk/size)" != 0 ] || exit 1
+mkswap /dev/$blk >/dev/null || exit 1
+swapon /dev/$blk || exit 1
 
 kernel=$(uname -r)
 echo "nr-info kernel=$kernel client=$client_prog nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
@@ -185,13 +242,13 @@ reserve_stats()
 # swap_io: "PAGES_IN PAGES_OUT", 4 KiB pages read from and written to the
 # swap device since it was attached (the test kernels have no VM event
 # counters, so /proc/vmstat has no pswpin/pswpout).
-swap_io() { awk '{ print int($3 / 8), int($7 / 8) }' /sys/block/nbd0/stat; }
+swap_io() { awk '{ print int($3 / 8), int($7 / 8) }' /sys/block/$blk/stat; }
 
 # One line a second (nr-sampler: locked in memory, forks nothing, so its
 # samples go on while the guest is out of memory): free pages against the
 # min watermark, swap traffic, the flooded NIC's packets, the workload's
 # progress, every NIC's reserve counters (patched kernels).
-nr-sampler "$flood_nic" nbd0 &
+nr-sampler "$flood_nic" $blk &
 sampler_pid=$!
 
 # The workload: nr_hogs processes at once (the guest has two CPUs), each
@@ -273,14 +330,19 @@ else
 	ip link set dev $other mtu 1500
 	ip link set dev $nic rx_reserve 50
 	ip link set dev $other rx_reserve 50
-	swapoff /dev/nbd0
+	swapoff /dev/$blk
 	sleep 1
 	pages=$(awk '$1 == "pages" { print $2 }' "$(rx_dbg "$nic")/stats")
 	echo "nr-soak runs=$runs bad_runs=$bad verified=$total_verified actions=$(cat /tmp/soak.actions 2>/dev/null || echo 0) seconds=$(($(date +%s) - start)) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes) nic_pages_kb=$((pages * 4)) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) min_free_kb_before=$user_min_free$(reserve_stats)"
 fi
 
-swapoff /dev/nbd0 2>/dev/null
-nr-nbd detach /dev/nbd0
+swapoff /dev/$blk 2>/dev/null
+if [ "$client_prog" = nvme ]; then
+	echo 1 >/sys/class/nvme/nvme0/delete_controller
+	echo done | nc $server $done_port
+else
+	nr-nbd detach /dev/nbd0
+fi
 kill $idle 2>/dev/null
 # The reserve is back to idle: nothing held once the swap is gone.
 sleep 1

@@ -10,12 +10,16 @@
  *       Runs until SIGTERM or SIGINT.
  *   nr-client listen tcp|udp ADDR PORT
  *       the other end: bind (and accept, for TCP), print "ready", hold.
+ *   nr-client socketpair stream|dgram
+ *       a Unix socketpair, as a user-space NBD client shares with the
+ *       kernel; "sock" is its first end.  Otherwise as connect.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,16 +104,33 @@ static void hold(int sock)
 	}
 }
 
+/* After the socket exists: a file that is not a socket, then the report. */
+static int ready_and_hold(int sock)
+{
+	int file = open("/dev/null", O_RDONLY);
+
+	if (file < 0)
+		die("/dev/null");
+	printf("ready pid %d sock %d file %d\n", (int)getpid(), sock, file);
+	fflush(stdout);
+	hold(sock);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	bool pair_mode = argc == 3 && !strcmp(argv[1], "socketpair") &&
+			 (!strcmp(argv[2], "stream") || !strcmp(argv[2], "dgram"));
 	struct sockaddr_storage ss;
-	int family, type, sock, file;
+	int family, type, sock;
 	struct sigaction sa = { 0 };
 	socklen_t len;
 
-	if (argc != 5 || (strcmp(argv[1], "connect") && strcmp(argv[1], "listen")) ||
-	    (strcmp(argv[2], "tcp") && strcmp(argv[2], "udp"))) {
-		fprintf(stderr, "usage: nr-client connect|listen tcp|udp ADDR PORT\n");
+	if (!pair_mode &&
+	    (argc != 5 || (strcmp(argv[1], "connect") && strcmp(argv[1], "listen")) ||
+	     (strcmp(argv[2], "tcp") && strcmp(argv[2], "udp")))) {
+		fprintf(stderr, "usage: nr-client connect|listen tcp|udp ADDR PORT\n"
+			"       nr-client socketpair stream|dgram\n");
 		return 2;
 	}
 	sa.sa_handler = on_usr1;
@@ -117,6 +138,15 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_stop;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+
+	if (pair_mode) {
+		int pair[2];
+
+		type = strcmp(argv[2], "stream") ? SOCK_DGRAM : SOCK_STREAM;
+		if (socketpair(AF_UNIX, type, 0, pair))
+			die("socketpair");
+		return ready_and_hold(pair[0]);
+	}
 
 	family = make_addr(argv[3], atoi(argv[4]), &ss, &len);
 	type = strcmp(argv[2], "tcp") ? SOCK_DGRAM : SOCK_STREAM;
@@ -147,11 +177,5 @@ int main(int argc, char **argv)
 		die("connect");
 	if (type == SOCK_DGRAM && send(sock, "hello", 5, 0) != 5)
 		die("send");
-	file = open("/dev/null", O_RDONLY);
-	if (file < 0)
-		die("/dev/null");
-	printf("ready pid %d sock %d file %d\n", (int)getpid(), sock, file);
-	fflush(stdout);
-	hold(sock);
-	return 0;
+	return ready_and_hold(sock);
 }

@@ -31,7 +31,10 @@
  * every task's stack: a stall in which no task stays blocked for the
  * hung-task timeout (reclaim that sleeps and retries, a work item that
  * never runs) leaves no other trace.  The counters are printed again every
- * STALL_DUMP_AFTER seconds while the stall lasts, to show what still moves.
+ * STALL_DUMP_AFTER seconds while the stall lasts, to show what still moves,
+ * and the third time the blocked tasks' stacks once more (sysrq w): work
+ * that was only scheduled at the first dump (a controller's reconnect) has
+ * run into whatever blocks it by then.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -173,7 +176,7 @@ static void sysrq(char key)
 }
 
 /* What the console needs to explain a stall, once. */
-static void stall_dump(long t, const char *swapdev, bool first)
+static void stall_dump(long t, const char *swapdev, int nth)
 {
 	/* A NIC that stopped delivering: dropped (no skb), missed (no ring
 	 * buffer) or nothing arriving at all.
@@ -203,9 +206,11 @@ static void stall_dump(long t, const char *swapdev, bool first)
 	printf("%s", slurp("/proc/net/arp"));
 	printf("%s", slurp("/proc/net/stat/arp_cache"));
 	printf("%s", slurp("/proc/net/dev"));
-	if (first) {
+	if (nth == 1) {
 		sysrq('m');
 		sysrq('t');
+	} else if (nth == 3) {
+		sysrq('w');
 	}
 }
 
@@ -255,7 +260,7 @@ int main(int argc, char **argv)
 			still = 0;
 		} else if (++still % STALL_DUMP_AFTER == 0) {
 			stall_dump((long)(now.tv_sec - start.tv_sec), swapdev,
-				   still == STALL_DUMP_AFTER);
+				   still / STALL_DUMP_AFTER);
 		}
 		sleep(1);
 	}

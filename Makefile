@@ -143,6 +143,11 @@ harness-selftest: kernel initramfs
 # build beside it; the MTU 1500 run 300-330 s.
 PRESSURE_CHECK := PRESSURE_STRICT=1 PRESSURE_KERNELS=patched PRESSURE_LINKS='eth1:1500 eth1:9000:big' \
 	PRESSURE_FLOODS=on PRESSURE_REPS=1 PRESSURE_DEADLINE=1200 PRESSURE_RATE=20000 PRESSURE_FORCE=1
+# Swap over NVMe/TCP while the server drops the controller for 5 s: the
+# reconnect must complete although every reclaimer waits for the swap
+# device (patch 0041; without it the reconnect waited in reclaim for good).
+NVME_RECONNECT_CHECK := PRESSURE_STRICT=1 PRESSURE_KERNELS=patched PRESSURE_CLIENTS=nvme \
+	PRESSURE_NVME_OUTAGE=5 PRESSURE_LINKS=eth0:1500 PRESSURE_FLOODS=off PRESSURE_DEADLINE=300
 
 check: kernel initramfs host-progs
 	@scripts/check.sh \
@@ -154,7 +159,8 @@ check: kernel initramfs host-progs
 		"virtio-big&=$(BOOT) --mode check --tests /tests/virtio-big --virtio mrg_rxbuf=off,host_mtu=9000 \
 			--append 'nr_virtio_mode=big nr_updown_cycles=100' --log $(BUILD)/logs/virtio-big.log" \
 		"harness=tests/harness-selftest.sh" \
-		"pressure=$(PRESSURE_CHECK) PRESSURE_OUT=$(BUILD)/pressure-check scripts/pressure.sh"
+		"pressure=$(PRESSURE_CHECK) PRESSURE_OUT=$(BUILD)/pressure-check scripts/pressure.sh" \
+		"nvme-reconnect=$(NVME_RECONNECT_CHECK) PRESSURE_OUT=$(BUILD)/nvme-reconnect-check scripts/pressure.sh"
 
 # The debug kernel (KASAN, PROVE_LOCKING, kmemleak scanned at the end,
 # DEBUG_ATOMIC_SLEEP; hung-task and soft-lockup panics, panic on warn, as

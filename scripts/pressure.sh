@@ -85,6 +85,10 @@ strict=${PRESSURE_STRICT:-0}
 # server guest, the kernel's host driver in the client, swap on
 # /dev/nvme0n1).  Runs with another client than nr-nbd are named
 # ...-CLIENT-..., and their link in the table is LINK-CLIENT.
+# PRESSURE_NVME_OUTAGE=S (nvme): 10 s after the client connected, the
+# server takes the subsystem off its port for S seconds, so that the
+# client reconnects while it is out of memory (runs named ...-nvme-outage-...).
+nvme_outage=${PRESSURE_NVME_OUTAGE:-0}
 clients=${PRESSURE_CLIENTS:-${PRESSURE_CLIENT:-nr-nbd}}
 for client in $clients; do
 	case "$client" in
@@ -219,6 +223,7 @@ n=0 passed=0 failed=0
 for client in $clients; do
 client_args=() client_tag=-$client
 [ "$client" = nr-nbd ] && client_tag=
+[ "$client" = nvme ] && [ "$nvme_outage" != 0 ] && client_tag=-nvme-outage
 [ "$client" = nbd-client ] &&
 	client_args=(--initrd "$top/build/initramfs-nbd-client.cpio" --server-initrd "$top/build/initramfs-server.cpio")
 for link in $links; do
@@ -247,7 +252,7 @@ for link in $links; do
 					--mode script --script "$top/tests/pressure/pressure.sh" --kernel "$(kernel_image "$k")" \
 					--mem "$mem" --server-mem 1024 --timeout "$deadline" --log "$out/$name.log" $virtio \
 					"${client_args[@]}" \
-					--append "nr_client=$client nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) nr_flood=$([ "$f" = on ] && echo 1 || echo 0) nr_flood_nic=$flood_nic $min_free $force" \
+					--append "nr_client=$client nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) nr_flood=$([ "$f" = on ] && echo 1 || echo 0) nr_flood_nic=$flood_nic nr_nvme_outage=$nvme_outage $min_free $force" \
 					>"$out/$name.out" 2>&1
 				rc=$?
 				link_lost=$(( $(host_udp_drops) - udp_drops_before ))
@@ -290,6 +295,13 @@ for link in $links; do
 					[ "$console" = clean ] && [ "$rc" = 0 ] || why+=" console: $console, boot status $rc;"
 					[ "$verified" -ge "$hog" ] || why+=" verified $verified of $hog MiB;"
 					[ "$swapout" -gt 0 ] && [ "$swapin" -gt 0 ] || why+=" swap out/in $swapout/$swapin MiB;"
+					# The outage really happened, while swap was in use,
+					# and the controller came back.
+					if [ "$client_tag" = -nvme-outage ]; then
+						grep -aq '^nr-outage ends' "$out/$name-server.log" || why+=" the server took no outage;"
+						grep -aq 'nvme nvme0: Successfully reconnected' "$out/$name-client.log" ||
+							why+=" the controller did not reconnect;"
+					fi
 					if [ "$f" = on ]; then
 						[ "$rx" -ge "$min_rx" ] || why+=" flood received at $rx/s, below $min_rx/s;"
 						if [ "$k" = patched ] || [ "$k" = debug ]; then

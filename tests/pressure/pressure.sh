@@ -45,6 +45,11 @@
 #   nr_client=nvme      NVMe/TCP instead of NBD: the client writes the
 #                       connect string to /dev/nvme-fabrics and swaps on
 #                       /dev/nvme0n1
+#   nr_nvme_outage=S    with nvme: 10 s after the client connected, the
+#                       server takes the subsystem off its port for S
+#                       seconds (the target drops the connections), so that
+#                       the client must reconnect while it is short of
+#                       memory and its swap waits for that controller
 #   nr_soak=SECONDS     soak (make soak): run the workload again and again for
 #                       SECONDS while link flaps and rx_reserve and MTU
 #                       changes hit the client's NICs at random; ends with
@@ -64,6 +69,7 @@ min_free=$(boot_arg nr_min_free_kb)
 soak=$(boot_arg nr_soak 0)
 force=$(boot_arg nr_force 0)
 client_prog=$(boot_arg nr_client nr-nbd)
+nvme_outage=$(boot_arg nr_nvme_outage 0)
 server=10.99.0.1 client=10.99.0.2
 port=10809 blk=nbd0
 nvme_port=4420 nvme_nqn=nqn.2026-12.example:swap
@@ -116,6 +122,19 @@ if [ "$role" = server ]; then
 		echo $server >$cfs/nvmet/ports/1/addr_traddr
 		echo $port >$cfs/nvmet/ports/1/addr_trsvcid
 		ln -s "$subsys" "$cfs/nvmet/ports/1/subsystems/$nvme_nqn" || exit 1
+		if [ "$nvme_outage" != 0 ]; then
+			(
+				until awk -v p=":$port_hex" '$2 ~ (p "$") && $4 == "01" { found = 1 } END { exit !found }' /proc/net/tcp; do
+					sleep 0.5
+				done
+				sleep 10
+				rm "$cfs/nvmet/ports/1/subsystems/$nvme_nqn"
+				echo "nr-outage begins: subsystem off the port for $nvme_outage s"
+				sleep "$nvme_outage"
+				ln -s "$subsys" "$cfs/nvmet/ports/1/subsystems/$nvme_nqn"
+				echo "nr-outage ends"
+			) &
+		fi
 		# Stays until the client connects to done_port once it has
 		# deleted its controller.
 		nc -l -p $done_port >/dev/null 2>&1 &

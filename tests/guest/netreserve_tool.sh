@@ -156,26 +156,33 @@ stop_client()
 	wait "$CLIENT" 2>/dev/null
 }
 
+# mark_twice_and_unmark WHAT: mark the client's SOCK, read the mark back in
+# the client, mark it again, clear it; memalloc_socks counts it once, then
+# is back to $base.
+mark_twice_and_unmark()
+{
+	out=$(netreserve mark "$CLIENT" "$SOCK")
+	check_err $?
+	expect_eq "$1: mark says" "$out" "marked fd $SOCK of process $CLIENT"
+	expect_eq "$1: marked" "$(client_memalloc)" 1
+	expect_eq "$1: memalloc sockets after mark" "$(cat $MEMALLOC_SOCKS)" $((base + 1))
+	netreserve mark "$CLIENT" "$SOCK" >/dev/null
+	check_err $?
+	expect_eq "$1: memalloc sockets after a second mark" "$(cat $MEMALLOC_SOCKS)" $((base + 1))
+
+	netreserve unmark "$CLIENT" "$SOCK" >/dev/null
+	check_err $?
+	expect_eq "$1: unmarked" "$(client_memalloc)" 0
+	expect_eq "$1: memalloc sockets after unmark" "$(cat $MEMALLOC_SOCKS)" "$base"
+}
+
 test_mark_one()
 {
 	proto=$1 addr=$2 port=$3
 	base=$(cat $MEMALLOC_SOCKS)
 	start_client connect "$proto" "$addr" "$port"
 	expect_eq "$proto $addr: before" "$(client_memalloc)" 0
-
-	out=$(netreserve mark "$CLIENT" "$SOCK")
-	check_err $?
-	expect_eq "$proto $addr: mark says" "$out" "marked fd $SOCK of process $CLIENT"
-	expect_eq "$proto $addr: marked" "$(client_memalloc)" 1
-	expect_eq "$proto $addr: memalloc sockets after mark" "$(cat $MEMALLOC_SOCKS)" $((base + 1))
-	netreserve mark "$CLIENT" "$SOCK" >/dev/null
-	check_err $?
-	expect_eq "$proto $addr: memalloc sockets after a second mark" "$(cat $MEMALLOC_SOCKS)" $((base + 1))
-
-	netreserve unmark "$CLIENT" "$SOCK" >/dev/null
-	check_err $?
-	expect_eq "$proto $addr: unmarked" "$(client_memalloc)" 0
-	expect_eq "$proto $addr: memalloc sockets after unmark" "$(cat $MEMALLOC_SOCKS)" "$base"
+	mark_twice_and_unmark "$proto $addr"
 
 	out=$(netreserve mark --all "$CLIENT")
 	check_err $?
@@ -243,15 +250,7 @@ test_mark_unix()
 	base=$(cat $MEMALLOC_SOCKS)
 	start_client socketpair stream
 	expect_eq "unix stream: before" "$(client_memalloc)" 0
-	out=$(netreserve mark "$CLIENT" "$SOCK")
-	check_err $?
-	expect_eq "unix stream: mark says" "$out" "marked fd $SOCK of process $CLIENT"
-	expect_eq "unix stream: marked" "$(client_memalloc)" 1
-	expect_eq "unix stream: memalloc sockets after mark" "$(cat $MEMALLOC_SOCKS)" $((base + 1))
-	netreserve unmark "$CLIENT" "$SOCK" >/dev/null
-	check_err $?
-	expect_eq "unix stream: unmarked" "$(client_memalloc)" 0
-	expect_eq "unix stream: memalloc sockets after unmark" "$(cat $MEMALLOC_SOCKS)" "$base"
+	mark_twice_and_unmark "unix stream"
 	# Both ends of the pair (socketpair() takes the two lowest free fds),
 	# not /dev/null.
 	out=$(netreserve mark --all "$CLIENT")

@@ -19,7 +19,6 @@ report=$out/report.md
 	echo "workload: ${hog} MiB written by $hogs processes and verified, swap over the link to a second guest:"
 	echo "NBD from Debian's nbd-server, or NVMe/TCP from the kernel's target (clients: $clients; a link named"
 	echo "LINK-CLIENT is a client other than nr-nbd)."
-
 	echo "Flood: ${rate} packets/s offered from the host into the client's NBD NIC (UDP to a bound socket that never"
 	echo "reads, UDP to closed ports, TCP SYNs, lone first fragments; at MTU 9000 half of it 8000-byte frames)."
 	echo "Deadline ${deadline} s per run. A run is *stalled* when neither the workload nor swap I/O moved for 30 s."

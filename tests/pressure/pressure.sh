@@ -93,13 +93,9 @@ done
 
 if [ "$role" = server ]; then
 	truncate -s "${swap}M" /tmp/swap.img || exit 1
-	cat >/tmp/nbd-server.conf <<-EOF
-	[generic]
-		port = $port
-		allowlist = false
-	[swap]
-		exportname = /tmp/swap.img
-	EOF
+	# The server's established connections on the port, as /proc/net/tcp
+	# lines.
+	established() { awk -v p=":$port_hex" '$2 ~ (p "$") && $4 == "01"' /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
 	# TCP's counters that say a segment arrived and was not taken, and
 	# those of the segments themselves, as name=value for the non-zero ones.
 	tcp_drops() {
@@ -124,7 +120,7 @@ if [ "$role" = server ]; then
 		ln -s "$subsys" "$cfs/nvmet/ports/1/subsystems/$nvme_nqn" || exit 1
 		if [ "$nvme_outage" != 0 ]; then
 			(
-				until awk -v p=":$port_hex" '$2 ~ (p "$") && $4 == "01" { found = 1 } END { exit !found }' /proc/net/tcp; do
+				until [ -n "$(established)" ]; do
 					sleep 0.5
 				done
 				sleep 10
@@ -140,6 +136,13 @@ if [ "$role" = server ]; then
 		nc -l -p $done_port >/dev/null 2>&1 &
 	else
 		# Debian's nbd-server, one client (-d: no fork), no idle timeout.
+		cat >/tmp/nbd-server.conf <<-EOF
+		[generic]
+			port = $port
+			allowlist = false
+		[swap]
+			exportname = /tmp/swap.img
+		EOF
 		nbd-server -C /tmp/nbd-server.conf -d >/tmp/nbd.out 2>&1 &
 	fi
 	server_pid=$!
@@ -149,7 +152,7 @@ if [ "$role" = server ]; then
 	# stall shows which side stopped.
 	while sleep 5; do
 		kill -0 $server_pid 2>/dev/null || break
-		echo "nr-server wchan=$(cat /proc/$server_pid/wchan 2>/dev/null) avail_kb=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo) rx=$(cat /sys/class/net/$nic/statistics/rx_packets) rx_dropped=$(cat /sys/class/net/$nic/statistics/rx_dropped) tx=$(cat /sys/class/net/$nic/statistics/tx_packets) $(tcp_drops) tcp=$(awk -v p=":$port_hex" '$2 ~ (p "$") && $4 == "01" { printf "%s:%s:%s:%s ", $5, $6, $7, $3 }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)"
+		echo "nr-server wchan=$(cat /proc/$server_pid/wchan 2>/dev/null) avail_kb=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo) rx=$(cat /sys/class/net/$nic/statistics/rx_packets) rx_dropped=$(cat /sys/class/net/$nic/statistics/rx_dropped) tx=$(cat /sys/class/net/$nic/statistics/tx_packets) $(tcp_drops) tcp=$(established | awk '{ printf "%s:%s:%s:%s ", $5, $6, $7, $3 }')"
 	done &
 	wait $server_pid
 	rc=$?
@@ -190,9 +193,10 @@ sleep 2	# let the server listen
 # attach: connect /dev/nbd0 to the server's "swap" export (or /dev/nvme0n1
 # to its NVMe/TCP subsystem).  The kernel's NBD driver marks the socket
 # SOCK_MEMALLOC (nbd_start_device()), the NVMe/TCP host driver every
-# queue's socket (nvme_tcp_alloc_queue()); nothing else is needed.  Debian's nbd-client configures the device over
-# generic netlink and exits; its -swap option would only mlock a process
-# that netlink mode does not keep, so it is not given.
+# queue's socket (nvme_tcp_alloc_queue()); nothing else is needed.
+# Debian's nbd-client configures the device over generic netlink and
+# exits; its -swap option would only mlock a process that netlink mode
+# does not keep, so it is not given.
 attach()
 {
 	case "$client_prog" in

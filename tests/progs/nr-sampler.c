@@ -37,7 +37,6 @@
  * run into whatever blocks it by then.
  */
 #include <dirent.h>
-#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,7 +174,7 @@ static void sysrq(char key)
 		close(fd);
 }
 
-/* What the console needs to explain a stall, once. */
+/* What the console needs to explain a stall, at its NTH dump. */
 static void stall_dump(long t, const char *swapdev, int nth)
 {
 	/* A NIC that stopped delivering: dropped (no skb), missed (no ring

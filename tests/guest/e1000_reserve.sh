@@ -541,6 +541,56 @@ test_tcp_stream_mixed_buffers()
 	log_test "a TCP stream in normal and reserve buffers by turns reaches its memalloc socket in order (GRO flushes the flow first)"
 }
 
+# A memalloc TCP socket on a forced ring (every buffer from the reserve,
+# 8 packets' share) gets 9 segments of its stream ahead of time, each
+# behind a hole, as when the link loses segments (nr-xfer's raw-socket
+# stand-in for that loss).  Queued out of order, 8 of them held the whole
+# share until the holes were filled, and the segments that fill them could
+# never get a buffer: the stream stalled for good (the forced pressure runs
+# stalled this way, docs/measurements/pressure-forced-e1000-ofo).  A
+# reserve-backed segment is not queued out of order: each is dropped and
+# counted (dropped, TcpExt TCPOFODrop), and the stream then arrives whole.
+test_tcp_hole_does_not_pin_share()
+{
+	quiet_pair || { echo "    link setup failed"; ret=1; log_test "TCP hole"; return; }
+	bytes=$((256 << 10))
+	ip netns exec peer nr-xfer recv tcp 6004 $bytes 30 mark 65536 >/tmp/tcp.out &
+	recv_pid=$!
+	wait_bound peer tcp 6004
+	check_err $?
+	memalloc0=$(memalloc_socks)
+	nr-xfer send tcp 192.0.2.1 6004 $bytes 1400 9 >/tmp/send.out &
+	send_pid=$!
+	wait_established peer 6004
+	check_err $?
+	wait_memalloc_socks -gt "$memalloc0"
+	check_err $?
+	# The connection is marked before its ring is forced: the handshake
+	# went to the listener, no memalloc socket.
+	forced_ring
+	ofo0=$(tcpext peer TCPOFOQueue) ofodrop0=$(tcpext peer TCPOFODrop)
+	dropped0=$(stat dropped) delivered0=$(stat delivered)
+	kill -USR1 $send_pid
+	wait_ge $((ofodrop0 + 9)) tcpext peer TCPOFODrop
+	wait_counter eth0 held 9
+	expect_eq "segments queued out of order" $(($(tcpext peer TCPOFOQueue) - ofo0)) 0
+	expect_eq "out-of-order segments dropped (TCPOFODrop)" $(($(tcpext peer TCPOFODrop) - ofodrop0)) 9
+	expect_eq "reserve-backed packets dropped" $(($(stat dropped) - dropped0)) 9
+	expect_eq "delivered" $(($(stat delivered) - delivered0)) 0
+	expect_eq "held: the ring's 9 buffers, none in the socket" "$(stat held)" 9
+	# Now the stream itself, in order.
+	kill -USR1 $send_pid
+	wait $recv_pid
+	check_err $?
+	kill $send_pid 2>/dev/null
+	wait $send_pid
+	cat /tmp/send.out /tmp/tcp.out
+	[ $(($(stat delivered) - delivered0)) -gt 0 ] ||
+		{ echo "    no reserve-backed segment reached the socket"; ret=1; }
+	restore_pair
+	log_test "9 reserve-backed segments behind holes are dropped, not queued out of order: the share stays free and the stream arrives whole"
+}
+
 # wait_established NS PORT: wait (up to 10 s) until namespace NS has an
 # established TCP connection on local port PORT (the receiver listens on
 # IPv6, so its connections are in /proc/net/tcp6).
@@ -772,5 +822,6 @@ test_reserve_forward_dropped
 test_reserve_bridge_veth_delivered
 test_debugfs_per_namespace
 test_tcp_stream_mixed_buffers
+test_tcp_hole_does_not_pin_share
 test_full_size_packets_at_9000	# last: it raises the peak past 9
 exit $test_failed

@@ -136,7 +136,7 @@ harness-selftest: kernel initramfs
 # pressure reaches the reserve in some runs only); fails unless swap moved
 # both ways, the flood was received, the reserve was used and every byte
 # came back.  At MTU 1500 (mergeable buffers) and 9000 (big mode, where
-# without patch 0014 the device's transmit copies ran out of memory and
+# without patch 0017 the device's transmit copies ran out of memory and
 # every kernel stalled).  The deadline bounds the run, boot included: the
 # big-mode run took 618 s on 2026-12-06 alone on this 2-core host and 903 s
 # (its workload done at 809 s, past the 900 s deadline then) with a kernel
@@ -145,7 +145,7 @@ PRESSURE_CHECK := PRESSURE_STRICT=1 PRESSURE_KERNELS=patched PRESSURE_LINKS='eth
 	PRESSURE_FLOODS=on PRESSURE_REPS=1 PRESSURE_DEADLINE=1200 PRESSURE_RATE=20000 PRESSURE_FORCE=1
 # Swap over NVMe/TCP while the server drops the controller for 5 s: the
 # reconnect must complete although every reclaimer waits for the swap
-# device (patch 0040; without it the reconnect waited in reclaim for good).
+# device (patch 0043; without it the reconnect waited in reclaim for good).
 NVME_RECONNECT_CHECK := PRESSURE_STRICT=1 PRESSURE_KERNELS=patched PRESSURE_CLIENTS=nvme \
 	PRESSURE_NVME_OUTAGE=5 PRESSURE_LINKS=eth0:1500 PRESSURE_FLOODS=off PRESSURE_DEADLINE=300
 

@@ -554,7 +554,7 @@ test_tcp_hole_does_not_pin_share()
 {
 	quiet_pair || { echo "    link setup failed"; ret=1; log_test "TCP hole"; return; }
 	bytes=$((256 << 10))
-	ip netns exec peer nr-xfer recv tcp 6004 $bytes 30 mark 65536 >/tmp/tcp.out &
+	ip netns exec peer nr-xfer recv tcp 6004 $bytes 120 mark 65536 >/tmp/tcp.out &
 	recv_pid=$!
 	wait_bound peer tcp 6004
 	check_err $?

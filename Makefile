@@ -145,7 +145,7 @@ PRESSURE_CHECK := PRESSURE_STRICT=1 PRESSURE_KERNELS=patched PRESSURE_LINKS='eth
 	PRESSURE_FLOODS=on PRESSURE_REPS=1 PRESSURE_DEADLINE=1200 PRESSURE_RATE=20000 PRESSURE_FORCE=1
 # Swap over NVMe/TCP while the server drops the controller for 5 s: the
 # reconnect must complete although every reclaimer waits for the swap
-# device (patch 0043; without it the reconnect waited in reclaim for good).
+# device (patch 0041; without it the reconnect waited in reclaim for good).
 NVME_RECONNECT_CHECK := PRESSURE_STRICT=1 PRESSURE_KERNELS=patched PRESSURE_CLIENTS=nvme \
 	PRESSURE_NVME_OUTAGE=5 PRESSURE_LINKS=eth0:1500 PRESSURE_FLOODS=off PRESSURE_DEADLINE=300
 

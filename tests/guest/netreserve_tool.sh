@@ -243,7 +243,7 @@ test_mark()
 }
 
 # A user-space NBD client's end of its socketpair with the kernel: a Unix
-# stream socket is marked like a TCP one (patch 0042), a datagram one is
+# stream socket is marked like a TCP one (patch 0040), a datagram one is
 # not a socket SO_MEMALLOC takes.
 test_mark_unix()
 {

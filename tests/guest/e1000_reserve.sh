@@ -578,7 +578,13 @@ test_tcp_hole_does_not_pin_share()
 	wait_counter eth0 held 9
 	expect_eq "segments queued out of order" $(($(tcpext peer TCPOFOQueue) - ofo0)) 4
 	expect_eq "out-of-order segments dropped (TCPOFODrop)" $(($(tcpext peer TCPOFODrop) - ofodrop0)) 5
-	expect_eq "reserve-backed packets dropped" $(($(stat dropped) - dropped0)) 5
+	# Each of the 5 counts as dropped (none as delivered, below).  The
+	# count may be higher: on the debug kernel a packet of the connection
+	# before (a FIN retransmitted to a socket that is gone) still lands in
+	# this window now and then, dropped for want of a memalloc socket.
+	dropped=$(($(stat dropped) - dropped0))
+	[ "$dropped" -ge 5 ] ||
+		{ echo "    reserve-backed packets dropped: got $dropped, want at least the 5"; ret=1; }
 	expect_eq "delivered (the 4 queued are not freed yet)" $(($(stat delivered) - delivered0)) 0
 	expect_eq "held: 4 out of order, 5 in the ring" "$(stat held)" 9
 	# Now the stream itself, in order.

@@ -59,6 +59,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/inet_csum.h"
+
 #define NSEC_PER_SEC	1000000000LL
 #define BATCH		64		/* frames per sendmmsg */
 #define MIN_IP_LEN	28		/* IPv4 + UDP header */
@@ -154,25 +156,6 @@ static uint32_t random32(struct sender *s)
 	s->rng ^= s->rng >> 7;
 	s->rng ^= s->rng << 17;
 	return s->rng >> 32;
-}
-
-/* The Internet checksum, summed bytewise so that alignment never matters. */
-static uint32_t csum_add(uint32_t sum, const void *data, size_t len)
-{
-	const uint8_t *p = data;
-
-	for (; len > 1; p += 2, len -= 2)
-		sum += p[0] << 8 | p[1];
-	if (len)
-		sum += p[0] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return htons(~sum & 0xffff);
 }
 
 /*

@@ -40,6 +40,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "../common/inet_csum.h"
+
 #ifndef SO_MEMALLOC
 #define SO_MEMALLOC 76	/* until the system headers have it */
 #endif
@@ -143,25 +145,6 @@ static int do_recv(int tcp, const char *port, unsigned long want, int timeout,
 	printf("received %lu bytes, %lu corrupt\n", got, bad);
 	free(seen);
 	return bad || got != want;
-}
-
-/* The Internet checksum of @len bytes at @data, added to @sum. */
-static unsigned long csum_add(unsigned long sum, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (; len > 1; p += 2, len -= 2)
-		sum += p[0] << 8 | p[1];
-	if (len)
-		sum += p[0] << 8;
-	return sum;
-}
-
-static unsigned short csum_fold(unsigned long sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return htons(~sum & 0xffff);
 }
 
 /* The connection's next sequence numbers, each way, read in repair mode. */

@@ -89,6 +89,9 @@ done
 # mode: small (mrg_rxbuf=off) and big (mrg_rxbuf=off,host_mtu=9000).
 add_file /tests/virtio-modes/virtio_reserve.sh "$top/tests/guest/virtio_reserve.sh" 0755
 add_file /tests/virtio-big/virtio_reserve.sh "$top/tests/guest/virtio_reserve.sh" 0755
+# The share split over a multi-queue virtio-net's RX queues, in a boot of
+# its own (boot.sh --topology tap-mq).
+add_file /tests/virtio-mq/virtio_mq.sh "$top/tests/guest-mq/virtio_mq.sh" 0755
 # Each harness self-test is a suite of its own: /tests/selftest/NAME/NAME.sh.
 for f in "$top"/tests/guest-selftest/*.sh; do
 	name=${f##*/}

@@ -2,9 +2,9 @@
 /*
  * nr-hostflood: flood a QEMU guest's NIC with frames at host speed.
  *
- *   nr-hostflood -p PORT -d DST_MAC -s SRC_MAC -D DST_IP -S SRC_IP
+ *   nr-hostflood -p PORT|-i TAP -d DST_MAC -s SRC_MAC -D DST_IP -S SRC_IP
  *                [-r PPS] [-t SECONDS] [-j THREADS] [-m MIX] [-l LEN]
- *                [-P IDLE_PORT] [-o STATSFILE]
+ *                [-P IDLE_PORT] [-X MOD:RES] [-o STATSFILE]
  *
  * QEMU's "-netdev socket,udp=127.0.0.1:A,localaddr=127.0.0.1:B" backend
  * takes every UDP datagram that arrives on 127.0.0.1:B as one raw Ethernet
@@ -16,7 +16,8 @@
  *
  *   udp-idle    UDP to IDLE_PORT, where the guest has a socket that never
  *               reads, so the datagrams pile up in its receive queue
- *   udp-closed  UDP to a random closed port in 20000-29999
+ *   udp-closed  UDP to a random closed port in 20000-29999 (with -X, never
+ *               one that leaves RES divided by MOD)
  *   syn         TCP SYN to port 10810 from a random port, random sequence
  *   frag        the first fragment (MF set) of a UDP datagram whose rest
  *               never comes, so it waits in the reassembly queue
@@ -31,6 +32,13 @@
  * (only the port is a parameter), on a connected socket.  Nothing here can
  * send to a real network; the MACs and IPs inside the frames are virtual.
  *
+ * With -i instead of -p, the frames are written to a tap device through a
+ * packet socket bound to it, for QEMU's multi-queue tap backend (the
+ * socket backend has one queue).  A frame sent on a tap goes to the one
+ * process that holds the tap, QEMU, and nowhere else; nr-hostflood refuses
+ * any device that is not a tun/tap, and boot.sh creates the tap in a
+ * network namespace of its own that has no other device.
+ *
  * The pressure test (scripts/flooded-pair.sh) starts it on the host when
  * the client guest, swapping over NBD, prints "nr-flood-go", aimed at the
  * loopback port QEMU takes that NIC's frames on (its -netdev socket
@@ -42,7 +50,11 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/ethtool.h>
 #include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <linux/sockios.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/tcp.h>
@@ -55,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,6 +102,8 @@ static const char *const kind_names[] = {
 
 struct config {
 	unsigned int port, idle_port, ip_len, threads, seconds;
+	unsigned int skip_mod, skip_res;
+	const char *tap;
 	unsigned long rate;
 	uint8_t dst_mac[ETH_ALEN], src_mac[ETH_ALEN];
 	struct in_addr dst_ip, src_ip;
@@ -127,7 +142,7 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: nr-hostflood -p PORT -d DST_MAC -s SRC_MAC -D DST_IP -S SRC_IP [-r PPS] [-t SECONDS] [-j THREADS] [-m MIX] [-l LEN] [-P IDLE_PORT] [-o STATSFILE]\n");
+	fprintf(stderr, "usage: nr-hostflood -p PORT|-i TAP -d DST_MAC -s SRC_MAC -D DST_IP -S SRC_IP [-r PPS] [-t SECONDS] [-j THREADS] [-m MIX] [-l LEN] [-P IDLE_PORT] [-X MOD:RES] [-o STATSFILE]\n");
 	exit(2);
 }
 
@@ -156,6 +171,22 @@ static uint32_t random32(struct sender *s)
 	s->rng ^= s->rng >> 7;
 	s->rng ^= s->rng << 17;
 	return s->rng >> 32;
+}
+
+/*
+ * A random closed port, not one -X excludes: a steering program on the tap
+ * (nr-tapsteer) picks the guest's RX queue from the destination port, so
+ * the flood can keep off the queue a test wants for other traffic.
+ */
+static unsigned int closed_port(struct sender *s)
+{
+	const struct config *cfg = s->flood->cfg;
+	unsigned int port;
+
+	do
+		port = 20000 + random32(s) % 10000;
+	while (cfg->skip_mod && port % cfg->skip_mod == cfg->skip_res);
+	return port;
 }
 
 /*
@@ -192,8 +223,8 @@ static size_t build_frame(struct sender *s, uint8_t *frame, enum frame_kind kind
 	case FRAG:
 		*udp = (struct udphdr){
 			.source = htons(1024 + random32(s) % 64512),
-			.dest = htons(kind == UDP_CLOSED ?
-				      20000 + random32(s) % 10000 : cfg->idle_port),
+			.dest = htons(kind == UDP_CLOSED ? closed_port(s) :
+				      cfg->idle_port),
 			.len = htons(ip_len - sizeof(*ip)),
 		};
 		if (kind == FRAG) {
@@ -248,7 +279,8 @@ static void fill_batch(struct sender *s, unsigned int n)
 /*
  * Pauses briefly and returns true if sendmmsg's error is worth a retry: a
  * full socket buffer, or nobody listening yet (QEMU not started: the ICMP
- * port unreachable comes back as ECONNREFUSED on the next send).
+ * port unreachable comes back as ECONNREFUSED on the next send; a tap that
+ * is down).
  */
 static bool pause_to_retry(struct sender *s, int err)
 {
@@ -256,6 +288,7 @@ static bool pause_to_retry(struct sender *s, int err)
 	case EINTR:
 		return true;
 	case ECONNREFUSED:
+	case ENETDOWN:	/* the tap is not up yet */
 		atomic_fetch_add(&s->flood->refused, 1);
 		sleep_ns(NSEC_PER_SEC / 1000);
 		return true;
@@ -341,12 +374,44 @@ static int open_qemu_socket(unsigned int port)
 	return fd;
 }
 
+/*
+ * A packet socket bound to a tap device, sending only (protocol 0: it
+ * receives nothing).  Refuses a device that is not a tun/tap: only a tap
+ * hands what is sent on it to a single process (QEMU) and no wire.
+ */
+static int open_tap_socket(const char *tap)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct sockaddr_ll ll = { .sll_family = AF_PACKET };
+	struct ifreq ifr = { .ifr_data = (char *)&info };
+	int fd;
+
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0 || strlen(tap) >= IF_NAMESIZE) {
+		fprintf(stderr, "nr-hostflood: packet socket: %s\n", strerror(errno));
+		exit(1);
+	}
+	/* The driver's name, from the network namespace we are in. */
+	strcpy(ifr.ifr_name, tap);
+	if (ioctl(fd, SIOCETHTOOL, &ifr) || strcmp(info.driver, "tun")) {
+		fprintf(stderr, "nr-hostflood: %s is not a tun/tap device\n", tap);
+		exit(1);
+	}
+	ll.sll_ifindex = if_nametoindex(tap);
+	if (!ll.sll_ifindex || bind(fd, (struct sockaddr *)&ll, sizeof(ll))) {
+		fprintf(stderr, "nr-hostflood: packet socket on %s: %s\n", tap,
+			strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
 static void init_sender(struct sender *s, struct flood *flood, unsigned int index)
 {
 	const struct config *cfg = flood->cfg;
 
 	s->flood = flood;
-	s->fd = open_qemu_socket(cfg->port);
+	s->fd = cfg->tap ? open_tap_socket(cfg->tap) : open_qemu_socket(cfg->port);
 	/* Split the rate evenly; the first threads take the remainder. */
 	s->rate = cfg->rate / cfg->threads + (index < cfg->rate % cfg->threads);
 	/* Distinct, never zero seeds (xorshift stays at zero). */
@@ -433,9 +498,15 @@ static void parse_args(int argc, char **argv, struct config *cfg)
 	};
 	parse_mix("udp-idle,udp-closed,syn,frag", cfg);
 	opterr = 0;	/* usage() says it all, in one line */
-	while ((opt = getopt(argc, argv, "p:d:s:D:S:r:t:j:m:l:P:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:i:d:s:D:S:r:t:j:m:l:P:X:o:")) != -1) {
 		switch (opt) {
 		case 'p': cfg->port = number_or_usage(optarg, 1, 65535); break;
+		case 'i': cfg->tap = optarg; break;
+		case 'X':
+			if (sscanf(optarg, "%u:%u", &cfg->skip_mod, &cfg->skip_res) != 2 ||
+			    cfg->skip_mod < 2 || cfg->skip_res >= cfg->skip_mod)
+				usage();
+			break;
 		case 'd': parse_mac(optarg, cfg->dst_mac); have_dmac = true; break;
 		case 's': parse_mac(optarg, cfg->src_mac); have_smac = true; break;
 		case 'D':
@@ -462,7 +533,7 @@ static void parse_args(int argc, char **argv, struct config *cfg)
 		}
 	}
 	/* A thread with rate 0 would mean "no limit": each needs at least 1. */
-	if (optind != argc || !cfg->port || !have_dmac || !have_smac ||
+	if (optind != argc || !cfg->port == !cfg->tap || !have_dmac || !have_smac ||
 	    !cfg->dst_ip.s_addr || !cfg->src_ip.s_addr ||
 	    (cfg->rate && cfg->rate < cfg->threads))
 		usage();

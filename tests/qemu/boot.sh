@@ -13,7 +13,17 @@
 #                       mrg_rxbuf=off for the driver's small-buffer mode
 #     --topology T      single (one guest, e1000 <-> virtio-net back to back)
 #                       or pair (client and server guests, e1000 <-> e1000 and
-#                       virtio-net <-> virtio-net)
+#                       virtio-net <-> virtio-net) or tap-mq (one guest whose
+#                       only NIC, eth1, is a virtio-net with 4 queue pairs on
+#                       a multi-queue tap; run as root: boot.sh puts QEMU and
+#                       the tap in a network namespace of their own)
+#     --tap-send ARGS   with tap-mq, repeatable: a host-side nr-hostflood that
+#                       sends to the guest through the tap from the start, with
+#                       these arguments (-m, -P, -X, -r, ...); the tap steers
+#                       each frame to RX queue (destination port % 4)
+#     --tap-flood ARGS  the same, but sending only from when the guest writes
+#                       "nr-tap-flood-go" to its console until it writes
+#                       "nr-tap-flood-stop"
 #     --mem MB          guest memory (default 512; with pair, the client's)
 #     --server-mem MB   with pair, the server's memory (default 512)
 #     --timeout S       hard limit for the whole run (default 900)
@@ -35,6 +45,8 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+orig_args=("$@")
+tap_sends=() tap_floods=()
 kernel=$top/build/kernel/arch/x86/boot/bzImage
 initrd=$top/build/initramfs.cpio
 server_initrd=
@@ -56,6 +68,8 @@ while [ $# -gt 0 ]; do
 	--server-mem) server_mem=$2; shift ;;
 	--virtio) virtio_opts=,$2; shift ;;
 	--icount) icount=1 ;;
+	--tap-send) tap_sends+=("$2"); shift ;;
+	--tap-flood) tap_floods+=("$2"); shift ;;
 	*) echo "boot.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -72,6 +86,14 @@ done
 if [ "$mode" = script ]; then
 	[ -r "$script" ] || { echo "boot.sh: script '$script' is not readable" >&2; exit 2; }
 fi
+# A multi-queue NIC needs QEMU's tap backend (the socket one has a single
+# queue).  The tap, QEMU and the host-side senders live in a network
+# namespace of their own, which has no other device: what is sent on the
+# tap reaches the guest and nothing else, and nothing is left behind.
+if [ "$topology" = tap-mq ] && [ -z "${NETRESERVE_TAP_NETNS:-}" ]; then
+	exec env NETRESERVE_TAP_NETNS=1 unshare --net -- "$0" "${orig_args[@]}"
+fi
+
 mkdir -p "$top/build/logs"
 log=${log:-$top/build/logs/$mode.log}
 run_dir=$(mktemp -d "$top/build/logs/run.XXXXXX")
@@ -164,6 +186,39 @@ if [ "$mode" = shell ]; then
 		-device virtio-net-pci,romfile=,netdev=n1 -netdev socket,id=n1,udp=127.0.0.1:1,localaddr=127.0.0.1:0
 fi
 
+# tap_send ARGS: nr-hostflood into the tap (tap-mq), to the guest's eth1.
+tap_send()
+{
+	# shellcheck disable=SC2086 # ARGS are nr-hostflood's options, split as given
+	exec "$top/build/host/nr-hostflood" -i nrtap0 -d 52:54:00:12:00:02 -s 52:54:00:12:00:99 \
+		-D 192.0.2.2 -S 192.0.2.1 -t "$timeout" $1 >/dev/null
+}
+
+# The --tap-flood senders, between the guest's "nr-tap-flood-go" and
+# "nr-tap-flood-stop" (written to its console), until the guest is gone.
+tap_flood_on_cue()
+{
+	local line args pids=()
+	while IFS= read -r line; do
+		case "$line" in
+		*nr-tap-flood-go*)
+			[ ${#pids[@]} -gt 0 ] && continue
+			for args in "${tap_floods[@]}"; do
+				tap_send "$args" &
+				pids+=($!)
+			done
+			;;
+		*nr-tap-flood-stop*)
+			[ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null
+			wait "${pids[@]}" 2>/dev/null
+			pids=()
+			;;
+		esac
+	done < <(tail -n +1 -F --pid="$(cat "$run_dir/guest.pid")" "$run_dir/guest.console" 2>/dev/null)
+	[ ${#pids[@]} -gt 0 ] && kill "${pids[@]}" 2>/dev/null
+	wait "${pids[@]}" 2>/dev/null
+}
+
 guests=()
 case "$topology" in
 single)
@@ -202,6 +257,30 @@ pair)
 		"${script_cfg[@]}")"
 	guests=(server client)
 	;;
+tap-mq)
+	tap=nrtap0
+	ip link set lo up && ip tuntap add dev $tap mode tap multi_queue vnet_hdr || {
+		echo "boot.sh: cannot create a multi-queue tap (root and /dev/net/tun needed)" >&2
+		exit 2
+	}
+	"$top/build/host/nr-tapsteer" $tap "$timeout" &
+	tap_pids=($!)
+	# Nothing of the namespace's own: no IPv6 on the tap (no router or
+	# neighbour solicitations), no address.
+	sysctl -qw net.ipv6.conf.$tap.disable_ipv6=1 2>/dev/null
+	ip link set $tap up
+	start_guest guest "$(qemu_args guest "$mem" guest \
+		-device virtio-net-pci,romfile=,netdev=n1,mq=on,vectors=10,mac=52:54:00:12:00:02${virtio_opts:-} \
+		-netdev tap,id=n1,ifname=$tap,script=no,downscript=no,queues=4,vhost=off \
+		"${script_cfg[@]}")"
+	guests=(guest)
+	for args in "${tap_sends[@]}"; do
+		tap_send "$args" &
+		tap_pids+=($!)
+	done
+	# It ends with the guest, and stops its senders then.
+	[ ${#tap_floods[@]} -gt 0 ] && tap_flood_on_cue &
+	;;
 *) echo "boot.sh: unknown topology $topology" >&2; exit 2 ;;
 esac
 
@@ -232,6 +311,7 @@ for i in "${!guests[@]}"; do
 	wait "${pids[$i]}"
 	qrcs[$i]=$?
 done
+[ -n "${tap_pids:-}" ] && kill "${tap_pids[@]}" 2>/dev/null
 wait 2>/dev/null
 
 status=0

@@ -106,8 +106,8 @@ trap 'rm -rf "$run_dir"' EXIT
 # of 12 debug boots run two at a time, both at the same address
 # (ff11000000..., the direct map) in handle_edge_irq() with identify_cpu()
 # interrupted, early in start_kernel(): before anything of this series runs.
-# The guests need no 57-bit addresses.
-cpu=max,la57=off
+# The guests need no 57-bit addresses.  NETRESERVE_CPU overrides (-cpu).
+cpu=${NETRESERVE_CPU:-max,la57=off}
 accel=(-accel tcg,thread=multi -cpu "$cpu")
 smp=2
 if [ "${NETRESERVE_KVM:-0}" = 1 ]; then

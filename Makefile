@@ -87,7 +87,7 @@ bench-kernels: tree stock-tree
 	@scripts/build-kernel.sh $(KSRC) $(BUILD)/kernel-bench $(BENCH_FRAGMENTS)
 	@ALLOW_UNKNOWN=1 scripts/build-kernel.sh $(STOCK_SRC) $(BUILD)/kernel-stock-bench $(BENCH_FRAGMENTS)
 
-$(GUEST_BIN)/%: tests/progs/%.c tests/common/inet_csum.h
+$(GUEST_BIN)/%: tests/progs/%.c $(wildcard tests/common/*.h)
 	@mkdir -p $(GUEST_BIN)
 	gcc -static -O2 -Wall -Wextra -Werror -o $@ $<
 
@@ -95,7 +95,7 @@ guest-progs: $(GUEST_PROGS)
 
 # Host-side programs: the pressure test's flood (sends to 127.0.0.1 only).
 HOST_PROGS := $(patsubst tests/host/%.c,$(BUILD)/host/%,$(wildcard tests/host/*.c))
-$(BUILD)/host/%: tests/host/%.c tests/common/inet_csum.h
+$(BUILD)/host/%: tests/host/%.c $(wildcard tests/common/*.h)
 	@mkdir -p $(BUILD)/host
 	gcc -O2 -Wall -Wextra -Werror -pthread -o $@ $<
 

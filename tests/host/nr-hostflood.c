@@ -386,8 +386,12 @@ static int open_tap_socket(const char *tap)
 	struct ifreq ifr = { .ifr_data = (char *)&info };
 	int fd;
 
+	if (strlen(tap) >= IF_NAMESIZE) {
+		fprintf(stderr, "nr-hostflood: %s: name too long\n", tap);
+		exit(1);
+	}
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (fd < 0 || strlen(tap) >= IF_NAMESIZE) {
+	if (fd < 0) {
 		fprintf(stderr, "nr-hostflood: packet socket: %s\n", strerror(errno));
 		exit(1);
 	}

@@ -15,10 +15,11 @@
  * QEMU's 4 queues a frame to port P lands on RX queue P % 4.  A frame too
  * short to have a port goes to queue 0.
  *
- * QEMU takes the tap's steering program away whenever the guest resets
- * its virtio-net device (it would steer with its own RSS program, which
- * is off), and the guest's driver does that as it starts.  So nr-tapsteer
- * sets the program again every 100 ms for SECONDS, or until SIGTERM.
+ * Set once before QEMU started, the program had no effect: most likely
+ * QEMU detaches the tap's steering program when the guest resets its
+ * virtio-net device with RSS off, as the driver does when it starts (not
+ * traced in QEMU's source).  So nr-tapsteer sets the program again every
+ * 100 ms for SECONDS, or until SIGTERM.
  *
  * Without it, the tap picks queues by a flow hash with a random key: a
  * test could not say in advance which queue carries which flow.
@@ -38,8 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#include "../common/bpf_prog.h"
 
 /* Ethernet (14) and an IPv4 header without options (20): the ports. */
 #define DST_PORT_OFFSET	(14 + 20 + 2)
@@ -53,22 +53,9 @@ static int load_steering_prog(void)
 		INSN(BPF_LD | BPF_ABS | BPF_H, 0, 0, 0, DST_PORT_OFFSET),
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
-	char log[4096] = "";
-	union bpf_attr attr;
-	int fd;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	attr.insns = (unsigned long)insns;
-	attr.insn_cnt = sizeof(insns) / sizeof(insns[0]);
-	attr.license = (unsigned long)"GPL";
-	attr.log_buf = (unsigned long)log;
-	attr.log_size = sizeof(log);
-	attr.log_level = 1;
-	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	if (fd < 0)
-		fprintf(stderr, "nr-tapsteer: BPF_PROG_LOAD: %s %s\n", strerror(errno), log);
-	return fd;
+	return load_bpf_prog("nr-tapsteer", BPF_PROG_TYPE_SOCKET_FILTER, insns,
+			     sizeof(insns) / sizeof(insns[0]));
 }
 
 static volatile sig_atomic_t stop;

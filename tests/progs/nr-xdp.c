@@ -22,8 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#include "../common/bpf_prog.h"
+
 #define MOV64_IMM(reg, v)	INSN(BPF_ALU64 | BPF_MOV | BPF_K, reg, 0, 0, v)
 #define CALL(fn)		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, fn)
 #define EXIT()			INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
@@ -31,10 +31,7 @@
 static int load_prog(const char *action, int ifindex)
 {
 	struct bpf_insn insns[4];
-	char log[4096] = "";
-	union bpf_attr attr;
 	unsigned int n = 0;
-	int fd;
 
 	if (!strcmp(action, "redirect")) {
 		insns[n++] = MOV64_IMM(BPF_REG_1, ifindex);
@@ -52,18 +49,7 @@ static int load_prog(const char *action, int ifindex)
 	}
 	insns[n++] = EXIT();
 
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_XDP;
-	attr.insns = (unsigned long)insns;
-	attr.insn_cnt = n;
-	attr.license = (unsigned long)"GPL";
-	attr.log_buf = (unsigned long)log;
-	attr.log_size = sizeof(log);
-	attr.log_level = 1;
-	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	if (fd < 0)
-		fprintf(stderr, "nr-xdp: BPF_PROG_LOAD: %s %s\n", strerror(errno), log);
-	return fd;
+	return load_bpf_prog("nr-xdp", BPF_PROG_TYPE_XDP, insns, n);
 }
 
 /* RTM_SETLINK with IFLA_XDP { IFLA_XDP_FD, IFLA_XDP_FLAGS = DRV_MODE }. */

@@ -45,6 +45,13 @@
 #   nr_client=nvme      NVMe/TCP instead of NBD: the client writes the
 #                       connect string to /dev/nvme-fabrics and swaps on
 #                       /dev/nvme0n1
+#   nr_writeback=1      no swap: the workload maps /dev/nbd0 (or
+#                       /dev/nvme0n1) shared, each process its own part,
+#                       so that its pages are dirty page cache the
+#                       flusher writes back over the link; each process
+#                       syncs and drops its part before reading it back
+#                       from the device (the test kernels have no
+#                       filesystem, so it is the device's own page cache)
 #   nr_nvme_outage=S    with nvme: 10 s after the client connected, the
 #                       server takes the subsystem off its port for S
 #                       seconds (the target drops the connections), so that
@@ -70,6 +77,7 @@ soak=$(boot_arg nr_soak 0)
 force=$(boot_arg nr_force 0)
 client_prog=$(boot_arg nr_client nr-nbd)
 nvme_outage=$(boot_arg nr_nvme_outage 0)
+writeback=$(boot_arg nr_writeback 0)
 server=10.99.0.1 client=10.99.0.2
 port=10809 blk=nbd0
 nvme_port=4420 nvme_nqn=nqn.2026-12.example:swap
@@ -234,11 +242,13 @@ if [ "$client_prog" = nbd-client ]; then
 	xargs rm -f </etc/nbd-client.files
 fi
 [ -b /dev/$blk ] && [ "$(cat /sys/block/$blk/size)" != 0 ] || exit 1
-mkswap /dev/$blk >/dev/null || exit 1
-swapon /dev/$blk || exit 1
+if [ "$writeback" != 1 ]; then
+	mkswap /dev/$blk >/dev/null || exit 1
+	swapon /dev/$blk || exit 1
+fi
 
 kernel=$(uname -r)
-echo "nr-info kernel=$kernel client=$client_prog nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
+echo "nr-info kernel=$kernel client=$client_prog writeback=$writeback nic=$nic mtu=$mtu reserve=$(ip -d link show dev "$nic" | sed -n 's/.* rx_reserve \([0-9]*\) .*/\1/p') hog_mib=$hog swap_mib=$swap mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo) min_free_kb=$(cat /proc/sys/vm/min_free_kbytes) memalloc_reserve_kb=$(cat /proc/sys/vm/memalloc_reserve_kbytes 2>/dev/null || echo 0)"
 
 # rx_dbg DEV: the debugfs folder of DEV's RX reserve (patched kernels),
 # named after the network namespace's inode and the ifindex.
@@ -281,7 +291,10 @@ run_workload()
 	rm -f /tmp/hog.*.out
 	pids=
 	for i in $(seq "$hogs"); do
-		nr-hog $((hog / hogs)) /tmp/hog.$i.progress >/tmp/hog.$i.out 2>&1 &
+		part=
+		[ "$writeback" = 1 ] && part="/dev/$blk $(((i - 1) * (hog / hogs)))"
+		# shellcheck disable=SC2086 # $part is two words or none
+		nr-hog $((hog / hogs)) /tmp/hog.$i.progress $part >/tmp/hog.$i.out 2>&1 &
 		pids="$pids $!"
 	done
 	rc=0

@@ -89,6 +89,10 @@ strict=${PRESSURE_STRICT:-0}
 # server takes the subsystem off its port for S seconds, so that the
 # client reconnects while it is out of memory (runs named ...-nvme-outage-...).
 nvme_outage=${PRESSURE_NVME_OUTAGE:-0}
+# PRESSURE_WRITEBACK=1: no swap; the workload maps the block device
+# shared, so that what goes over the link is the writeback of dirty page
+# cache and its reading back (runs named ...-writeback-...).
+writeback=${PRESSURE_WRITEBACK:-0}
 clients=${PRESSURE_CLIENTS:-${PRESSURE_CLIENT:-nr-nbd}}
 for client in $clients; do
 	case "$client" in
@@ -224,6 +228,7 @@ for client in $clients; do
 client_args=() client_tag=-$client
 [ "$client" = nr-nbd ] && client_tag=
 [ "$client" = nvme ] && [ "$nvme_outage" != 0 ] && client_tag=-nvme-outage
+[ "$writeback" = 1 ] && client_tag=$client_tag-writeback
 [ "$client" = nbd-client ] &&
 	client_args=(--initrd "$top/build/initramfs-nbd-client.cpio" --server-initrd "$top/build/initramfs-server.cpio")
 for link in $links; do
@@ -252,7 +257,7 @@ for link in $links; do
 					--mode script --script "$top/tests/pressure/pressure.sh" --kernel "$(kernel_image "$k")" \
 					--mem "$mem" --server-mem 1024 --timeout "$deadline" --log "$out/$name.log" $virtio \
 					"${client_args[@]}" \
-					--append "nr_client=$client nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) nr_flood=$([ "$f" = on ] && echo 1 || echo 0) nr_flood_nic=$flood_nic nr_nvme_outage=$nvme_outage $min_free $force" \
+					--append "nr_client=$client nr_nic=$nic nr_mtu=$mtu nr_reserve=$reserve nr_hog=$hog nr_hogs=$hogs nr_swap=$((hog + 64)) nr_flood=$([ "$f" = on ] && echo 1 || echo 0) nr_flood_nic=$flood_nic nr_nvme_outage=$nvme_outage nr_writeback=$writeback $min_free $force" \
 					>"$out/$name.out" 2>&1
 				rc=$?
 				link_lost=$(( $(host_udp_drops) - udp_drops_before ))

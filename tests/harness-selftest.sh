@@ -1,6 +1,8 @@
 #!/bin/bash
-# The harness tests itself: a failing guest test and a kernel WARNING must
-# each turn a run red.  Prints one result line per check and the summary.
+# The harness tests itself: a failing guest test, a kernel WARNING, and
+# the reports that do not panic (lockdep, might_sleep(), RCU stalls) must
+# each turn a run red, also inside an allocation failure report that a
+# pressure run leaves out.  Prints one result line per check and the summary.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 boot=$top/tests/qemu/boot.sh
@@ -49,6 +51,33 @@ rm -f "$times"
 # delivered it only at the end.
 [ "$seen" != none ] && [ $((ended - seen)) -ge 4 ]
 result $? "the line came $([ "$seen" = none ] && echo never || echo "$((ended - seen)) s before the guest ended") (want at least 4 s)"
+
+# Reports that do not panic: the console alone must turn the run red.
+for report in lockdep sleep rcu; do
+	echo "=== harness self-test: a $report report on the console fails the run"
+	log=$top/build/logs/selftest-$report.log
+	"$boot" --mode script --script "$top/tests/guest-selftest/report.sh" \
+		--append "nr_report=$report" --log "$log" --timeout 300 >/dev/null 2>&1
+	rc=$?
+	[ "$rc" != 0 ] && grep -q "nr-selftest-report: $report" "$log"
+	result $? "a $report report gives a non-zero exit (got $rc)"
+done
+
+# Pressure runs leave allocation failure reports out; that must not hide
+# anything printed inside one, and must still leave the report itself out.
+echo "=== harness self-test: leaving allocation failures out hides nothing else"
+log=$top/build/logs/selftest-allocfail-hiding.log
+NETRESERVE_ALLOW_ALLOC_FAILURE=1 "$boot" --mode script --script "$top/tests/guest-selftest/report.sh" \
+	--append nr_report=allocfail-hiding --log "$log" --timeout 300 >/dev/null 2>&1
+rc=$?
+[ "$rc" != 0 ] && grep -q 'nr-selftest-report: allocfail-hiding' "$log"
+result $? "a report inside an allocation failure report gives a non-zero exit (got $rc)"
+log=$top/build/logs/selftest-allocfail.log
+NETRESERVE_ALLOW_ALLOC_FAILURE=1 "$boot" --mode script --script "$top/tests/guest-selftest/report.sh" \
+	--append nr_report=allocfail --log "$log" --timeout 300 >/dev/null 2>&1
+rc=$?
+[ "$rc" = 0 ] && grep -q 'page allocation failure: order:0' "$log"
+result $? "an allocation failure report alone is left out when allowed (got $rc)"
 
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -10,7 +10,8 @@
  * block device or file), it maps MIB of DEVICE from OFFSET_MIB shared
  * instead: the pages are dirty page cache that writeback sends to the
  * device; before reading back it syncs them, unmaps them and drops them
- * from the page cache, so that every byte checked comes from the device.
+ * from the page cache (fadvise, or BLKFLSBUF where the kernel has no
+ * fadvise), so that every byte checked comes from the device.
  * Prints
  * "nr-hog: verified N bytes of T, M differ in S s" (N: the bytes that came
  * back right, M: the bytes in 8-byte words that did not) and exits 0 only
@@ -23,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,8 +90,14 @@ static int write_out_and_drop(int dev, uint64_t *mem, unsigned long mib,
 	munmap(mem, mib * MIB);
 	err = posix_fadvise(dev, (off_t)offset_mib * MIB, (off_t)mib * MIB,
 			    POSIX_FADV_DONTNEED);
+	/* Kernels without ADVISE_SYSCALLS (tinyconfig): a block device's
+	 * page cache goes with BLKFLSBUF, which writes out what is dirty
+	 * and drops every clean page no one maps.
+	 */
+	if (err == ENOSYS)
+		err = ioctl(dev, BLKFLSBUF, 0) ? errno : 0;
 	if (err) {
-		fprintf(stderr, "nr-hog: posix_fadvise: %s\n", strerror(err));
+		fprintf(stderr, "nr-hog: dropping the written pages: %s\n", strerror(err));
 		return -1;
 	}
 	return 0;

@@ -52,13 +52,20 @@ rm -f "$times"
 [ "$seen" != none ] && [ $((ended - seen)) -ge 4 ]
 result $? "the line came $([ "$seen" = none ] && echo never || echo "$((ended - seen)) s before the guest ended") (want at least 4 s)"
 
+# report_run REPORT: boot tests/guest-selftest/report.sh with nr_report=REPORT
+# (the caller's environment passed on); sets rc and log.
+report_run()
+{
+	log=$top/build/logs/selftest-$1.log
+	"$boot" --mode script --script "$top/tests/guest-selftest/report.sh" \
+		--append "nr_report=$1" --log "$log" --timeout 300 >/dev/null 2>&1
+	rc=$?
+}
+
 # Reports that do not panic: the console alone must turn the run red.
 for report in lockdep sleep rcu; do
 	echo "=== harness self-test: a $report report on the console fails the run"
-	log=$top/build/logs/selftest-$report.log
-	"$boot" --mode script --script "$top/tests/guest-selftest/report.sh" \
-		--append "nr_report=$report" --log "$log" --timeout 300 >/dev/null 2>&1
-	rc=$?
+	report_run $report
 	[ "$rc" != 0 ] && grep -q "nr-selftest-report: $report" "$log"
 	result $? "a $report report gives a non-zero exit (got $rc)"
 done
@@ -66,16 +73,10 @@ done
 # Pressure runs leave allocation failure reports out; that must not hide
 # anything printed inside one, and must still leave the report itself out.
 echo "=== harness self-test: leaving allocation failures out hides nothing else"
-log=$top/build/logs/selftest-allocfail-hiding.log
-NETRESERVE_ALLOW_ALLOC_FAILURE=1 "$boot" --mode script --script "$top/tests/guest-selftest/report.sh" \
-	--append nr_report=allocfail-hiding --log "$log" --timeout 300 >/dev/null 2>&1
-rc=$?
+NETRESERVE_ALLOW_ALLOC_FAILURE=1 report_run allocfail-hiding
 [ "$rc" != 0 ] && grep -q 'nr-selftest-report: allocfail-hiding' "$log"
 result $? "a report inside an allocation failure report gives a non-zero exit (got $rc)"
-log=$top/build/logs/selftest-allocfail.log
-NETRESERVE_ALLOW_ALLOC_FAILURE=1 "$boot" --mode script --script "$top/tests/guest-selftest/report.sh" \
-	--append nr_report=allocfail --log "$log" --timeout 300 >/dev/null 2>&1
-rc=$?
+NETRESERVE_ALLOW_ALLOC_FAILURE=1 report_run allocfail
 [ "$rc" = 0 ] && grep -q 'page allocation failure: order:0' "$log"
 result $? "an allocation failure report alone is left out when allowed (got $rc)"
 
